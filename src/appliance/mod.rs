@@ -1,0 +1,1 @@
+//! The appliance run plan, its pure state machine and the daemon loop (filled by the appliance issue).

@@ -1,0 +1,1 @@
+//! Disk discovery from sysfs and the eligibility rules for benchmark targets.

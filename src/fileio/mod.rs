@@ -1,0 +1,1 @@
+//! sysbench-compatible fileio engine: prepare, run, cleanup for every test mode.

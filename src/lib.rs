@@ -1,0 +1,36 @@
+//! spindle: a disk-benchmark appliance for MySQL-family databases.
+//!
+//! The library is the whole program; `main.rs` only forwards `argv` to [`run_from_args`], and
+//! integration tests call the same entry point (or the engines directly) in-process.
+//!
+//! Dependencies point downward: `cli` → `config` → `appliance` → engines
+//! (`fileio`, `oltp`, `tpcc`, `provision`, `sink`, `status`, `report`) → `stats`, `disk`, `sys`.
+
+pub mod appliance;
+pub mod cli;
+pub mod config;
+pub mod disk;
+pub mod fileio;
+pub mod oltp;
+pub mod provision;
+pub mod report;
+pub mod sink;
+pub mod stats;
+pub mod status;
+pub mod sys;
+pub mod tpcc;
+
+use std::ffi::OsString;
+
+/// Version string printed by `--version` and embedded in every result document.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Runs spindle with the given command line (including the program name) and returns the
+/// process exit code. Errors are returned, not printed, so the caller decides how to show them.
+pub fn run_from_args<I, T>(args: I) -> anyhow::Result<i32>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    cli::run(args)
+}

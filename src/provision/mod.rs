@@ -1,0 +1,1 @@
+//! Disk preparation and the private mysqld: flavor detection, datadir init, my.cnf, lifecycle.

@@ -1,0 +1,8 @@
+//! The result model (versioned JSON documents) and every rendering of it: sysbench-style text,
+//! JSON, and later CSV/HTML. Engines return results; this module renders; nothing here measures.
+
+pub mod model;
+pub mod sysbench_text;
+pub mod write;
+
+pub use model::*;

@@ -1,0 +1,1 @@
+//! Renders result documents as sysbench-compatible report text.

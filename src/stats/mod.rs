@@ -1,0 +1,9 @@
+//! Latency recording: sysbench's 1024-bucket histogram (for percentiles that match sysbench's
+//! reports), an HDR histogram in nanoseconds (for exact p50…p99.99), and the summaries the result
+//! model stores. Every engine records into [`LatencyRecorder`]s and merges them at the end.
+
+mod latency;
+mod sysbench_hist;
+
+pub use latency::{fairness, Fairness, HistogramData, LatencyRecorder, LatencySummary, ThreadShare};
+pub use sysbench_hist::SysbenchHistogram;

@@ -1,0 +1,6 @@
+//! Access to the running system: host facts, and (for discovery) a root path for /sys, /proc and
+//! /dev so tests can use fixture trees, and the one runner all shell-outs go through.
+
+pub mod host;
+
+pub use host::HostInfo;

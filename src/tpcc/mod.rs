@@ -1,0 +1,1 @@
+//! TPC-C workload, tpcc-mysql compatible output and TpmC (filled by a later issue).
