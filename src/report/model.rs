@@ -181,15 +181,19 @@ impl BenchResult {
     pub fn from_json(text: &str, origin: &str) -> anyhow::Result<Self> {
         let v: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| anyhow::anyhow!("'{origin}' is not a JSON result document: {e}"))?;
-        let ver = v.get("schema_version").and_then(|x| x.as_u64()).ok_or_else(|| {
-            anyhow::anyhow!("'{origin}' has no schema_version: not a spindle result document")
-        })?;
+        let ver = v
+            .get("schema_version")
+            .and_then(|x| x.as_u64())
+            .ok_or_else(|| {
+                anyhow::anyhow!("'{origin}' has no schema_version: not a spindle result document")
+            })?;
         if ver > SCHEMA_VERSION as u64 {
             anyhow::bail!(
                 "'{origin}' uses result schema {ver}, this spindle reads up to {SCHEMA_VERSION}: upgrade spindle"
             );
         }
-        serde_json::from_value(v).map_err(|e| anyhow::anyhow!("'{origin}': malformed result document: {e}"))
+        serde_json::from_value(v)
+            .map_err(|e| anyhow::anyhow!("'{origin}': malformed result document: {e}"))
     }
 
     pub fn to_json_pretty(&self) -> String {

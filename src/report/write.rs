@@ -14,7 +14,11 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
     let name = path
         .file_name()
         .with_context(|| format!("'{}' is not a file path", path.display()))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| -> anyhow::Result<()> {
         let mut f = std::fs::File::create(&tmp)
             .with_context(|| format!("could not create '{}'", tmp.display()))?;
@@ -22,8 +26,13 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
             .with_context(|| format!("could not write '{}'", tmp.display()))?;
         f.sync_all()
             .with_context(|| format!("could not fsync '{}'", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("could not rename '{}' to '{}'", tmp.display(), path.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| {
+            format!(
+                "could not rename '{}' to '{}'",
+                tmp.display(),
+                path.display()
+            )
+        })?;
         if let Ok(d) = std::fs::File::open(&dir) {
             let _ = d.sync_all();
         }

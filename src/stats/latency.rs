@@ -204,12 +204,24 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn base64_encode(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
         out.push(B64[(n >> 18) as usize & 63] as char);
         out.push(B64[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 { B64[(n >> 6) as usize & 63] as char } else { '=' });
-        out.push(if chunk.len() > 2 { B64[n as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 1 {
+            B64[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            B64[n as usize & 63] as char
+        } else {
+            '='
+        });
     }
     out
 }
@@ -219,10 +231,9 @@ fn base64_decode(s: &str) -> anyhow::Result<Vec<u8>> {
     let mut acc = 0u32;
     let mut bits = 0;
     for c in s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
-        let v = B64
-            .iter()
-            .position(|&x| x == c)
-            .ok_or_else(|| anyhow::anyhow!("invalid base64 character {:?} in histogram", c as char))?;
+        let v = B64.iter().position(|&x| x == c).ok_or_else(|| {
+            anyhow::anyhow!("invalid base64 character {:?} in histogram", c as char)
+        })?;
         acc = acc << 6 | v as u32;
         bits += 6;
         if bits >= 8 {
@@ -276,8 +287,14 @@ mod tests {
     #[test]
     fn fairness_uses_population_stddev() {
         let f = fairness(vec![
-            ThreadShare { events: 10, busy_s: 1.0 },
-            ThreadShare { events: 20, busy_s: 3.0 },
+            ThreadShare {
+                events: 10,
+                busy_s: 1.0,
+            },
+            ThreadShare {
+                events: 20,
+                busy_s: 3.0,
+            },
         ]);
         assert_eq!(f.events_avg, 15.0);
         assert_eq!(f.events_stddev, 5.0);

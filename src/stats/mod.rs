@@ -5,5 +5,7 @@
 mod latency;
 mod sysbench_hist;
 
-pub use latency::{fairness, Fairness, HistogramData, LatencyRecorder, LatencySummary, ThreadShare};
+pub use latency::{
+    fairness, Fairness, HistogramData, LatencyRecorder, LatencySummary, ThreadShare,
+};
 pub use sysbench_hist::SysbenchHistogram;

@@ -74,8 +74,10 @@ mod tests {
             Some("Intel Xeon")
         );
         assert_eq!(
-            super::parse_cpu_model("processor\t: 0\nBogoMIPS\t: 108.00\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n")
-                .as_deref(),
+            super::parse_cpu_model(
+                "processor\t: 0\nBogoMIPS\t: 108.00\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n"
+            )
+            .as_deref(),
             Some("Raspberry Pi 4 Model B Rev 1.4")
         );
         assert_eq!(super::parse_cpu_model("nothing here"), None);

@@ -4,3 +4,6 @@
 pub mod host;
 
 pub use host::HostInfo;
+pub mod runner;
+
+pub use runner::CommandRunner;
