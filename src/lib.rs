@@ -8,6 +8,7 @@
 
 pub mod appliance;
 pub mod cli;
+pub mod cmd;
 pub mod config;
 pub mod disk;
 pub mod fileio;

@@ -200,3 +200,89 @@ impl BenchResult {
         serde_json::to_string_pretty(self).expect("result model always serialises")
     }
 }
+
+/// The current time as RFC 3339 UTC (`2026-11-29T20:01:02Z`).
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    rfc3339_from_unix(secs)
+}
+
+/// Formats seconds since the Unix epoch as RFC 3339 UTC.
+pub fn rfc3339_from_unix(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_known_dates() {
+        assert_eq!(super::rfc3339_from_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            super::rfc3339_from_unix(951_782_400),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            super::rfc3339_from_unix(1_796_000_000),
+            "2026-11-30T00:53:20Z"
+        );
+    }
+}
+
+/// Builders for tests across the crate.
+#[cfg(test)]
+pub mod tests_support {
+    use super::*;
+
+    /// A small, plausible fileio result.
+    pub fn sample_fileio_result() -> BenchResult {
+        let mut rec = crate::stats::LatencyRecorder::new();
+        for ns in [20_000u64, 30_000, 3_640_000] {
+            rec.record(ns);
+        }
+        BenchResult {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::spindle("1.0"),
+            host: HostInfo::default(),
+            test: "fileio".into(),
+            started_at: now_rfc3339(),
+            options: serde_json::json!({}),
+            threads: 1,
+            total_time_s: 2.0032,
+            events: 3,
+            counters: Counters::Fileio(FileioCounters {
+                reads: 2,
+                writes: 1,
+                ..Default::default()
+            }),
+            latency: rec.summary(95.0),
+            intervals: vec![],
+            fairness: crate::stats::fairness(vec![ThreadShare {
+                events: 3,
+                busy_s: 0.0037,
+            }]),
+            histogram: rec.histogram_data(),
+            notes: vec![],
+            error: None,
+        }
+    }
+}

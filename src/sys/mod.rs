@@ -2,8 +2,8 @@
 //! /dev so tests can use fixture trees, and the one runner all shell-outs go through.
 
 pub mod host;
+pub mod runner;
+pub mod signals;
 
 pub use host::HostInfo;
-pub mod runner;
-
 pub use runner::CommandRunner;

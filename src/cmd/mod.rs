@@ -1,0 +1,5 @@
+//! Command runners: glue between parsed arguments, the engines and the renderers. Each runner
+//! turns its arguments into an engine config (via `config`), calls the engine, prints with
+//! `report`, and returns the exit code. No benchmark logic lives here.
+
+pub mod fileio;

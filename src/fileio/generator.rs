@@ -1,0 +1,406 @@
+//! Request generation, exactly as sysbench: one generator behind one mutex, global counters.
+//!
+//! * Random modes: offsets uniform over the concatenation of all files, rounded down to the
+//!   block size; rndrw reads when (reads_done+1)/(writes_done+1) < rw_ratio (completed ops).
+//! * Sequential modes: one shared cursor; 1.0 wraps to file 0 after the last file, 0.4 makes
+//!   a single pass.
+//! * Periodic fsync: when `fsync_freq` ≠ 0, a write has dirtied the set and the request
+//!   counter is a multiple of `fsync_freq`, the next `file_num` events are one fsync per file
+//!   (the counter does not advance meanwhile). Sequential modes only check before writes.
+//! * Limits: 1.0 counts every event against `--events`; 0.4 counts I/O requests and, when the
+//!   limit (or the single pass) is reached, emits one fsync per file for write modes, then stops.
+
+use super::config::{Compat, FileioConfig, TestMode};
+use super::rng::Xoroshiro128Plus;
+
+/// One event for a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    Read {
+        file: u32,
+        pos: u64,
+        len: u32,
+    },
+    Write {
+        file: u32,
+        pos: u64,
+        len: u32,
+    },
+    Fsync {
+        file: u32,
+    },
+    /// No more events: the worker finishes.
+    Stop,
+}
+
+/// Generator state (lives behind the run's mutex).
+pub struct Generator {
+    mode: TestMode,
+    compat: Compat,
+    file_num: u32,
+    file_size: u64,
+    total: u64,
+    block: u64,
+    seq_req: u64,
+    fsync_freq: u64,
+    rw_ratio: f64,
+    /// `--events` (1.0: events; 0.4: I/O requests); 0 = unlimited.
+    limit: u64,
+    rng: Xoroshiro128Plus,
+    req_performed: u64,
+    events_issued: u64,
+    dirty: bool,
+    fsync_next: u32,
+    /// 0.4: emit one fsync per file as events when the limit or the pass is reached.
+    end_round: bool,
+    /// Emitting that final round now.
+    final_round: bool,
+    finished: bool,
+    seq_file: u32,
+    seq_pos: u64,
+    /// With --validate: the block each worker is working on (no two at once, as sysbench).
+    inflight: Option<Vec<Option<(u32, u64)>>>,
+}
+
+impl Generator {
+    pub fn new(cfg: &FileioConfig, mode: TestMode) -> Self {
+        Generator {
+            mode,
+            compat: cfg.compat,
+            file_num: cfg.file_num,
+            file_size: cfg.file_size(),
+            total: cfg.effective_total(),
+            block: cfg.block_size,
+            seq_req: cfg.seq_request_size(),
+            fsync_freq: if cfg.fsync_all { 0 } else { cfg.fsync_freq },
+            rw_ratio: cfg.rw_ratio,
+            limit: cfg.events,
+            rng: Xoroshiro128Plus::new(cfg.rand_seed),
+            req_performed: 0,
+            events_issued: 0,
+            dirty: false,
+            fsync_next: 0,
+            end_round: cfg.fsync_end && !cfg.fsync_all,
+            final_round: false,
+            finished: false,
+            seq_file: 0,
+            seq_pos: 0,
+            inflight: cfg.validate.then(|| vec![None; cfg.threads as usize]),
+        }
+    }
+
+    /// I/O requests generated so far (sysbench's `req_performed`).
+    #[cfg(test)]
+    pub fn requests(&self) -> u64 {
+        self.req_performed
+    }
+
+    /// Next event for worker `thread`, given the completed read/write counts.
+    pub fn next(&mut self, thread: usize, reads_done: u64, writes_done: u64) -> Request {
+        if self.finished {
+            return Request::Stop;
+        }
+        if self.final_round {
+            return self.next_final_fsync();
+        }
+        if self.compat == Compat::V1_0 && self.limit > 0 && self.events_issued >= self.limit {
+            self.finished = true;
+            return Request::Stop;
+        }
+        if self.compat == Compat::V0_4 && self.limit > 0 && self.req_performed >= self.limit {
+            return self.begin_final_round();
+        }
+        let req = if self.mode.is_random() {
+            self.next_random(thread, reads_done, writes_done)
+        } else {
+            self.next_sequential()
+        };
+        if !matches!(req, Request::Stop) {
+            self.events_issued += 1;
+        }
+        req
+    }
+
+    /// Worker `thread` finished its event (only tracked with --validate).
+    pub fn release(&mut self, thread: usize) {
+        if let Some(v) = self.inflight.as_mut() {
+            v[thread] = None;
+        }
+    }
+
+    fn periodic_fsync(&mut self) -> Option<Request> {
+        if self.fsync_freq != 0 && self.dirty && self.req_performed % self.fsync_freq == 0 {
+            let file = self.fsync_next;
+            self.fsync_next += 1;
+            if self.fsync_next == self.file_num {
+                self.fsync_next = 0;
+                self.dirty = false;
+            }
+            return Some(Request::Fsync { file });
+        }
+        None
+    }
+
+    fn begin_final_round(&mut self) -> Request {
+        if self.mode.writes() && self.end_round {
+            self.final_round = true;
+            self.fsync_next = 0;
+            self.next_final_fsync()
+        } else {
+            self.finished = true;
+            Request::Stop
+        }
+    }
+
+    fn next_final_fsync(&mut self) -> Request {
+        if self.fsync_next >= self.file_num {
+            self.finished = true;
+            return Request::Stop;
+        }
+        let file = self.fsync_next;
+        self.fsync_next += 1;
+        self.events_issued += 1;
+        Request::Fsync { file }
+    }
+
+    fn next_random(&mut self, thread: usize, reads_done: u64, writes_done: u64) -> Request {
+        let write = match self.mode {
+            TestMode::Rndrd => false,
+            TestMode::Rndwr => true,
+            _ => ((reads_done + 1) as f64 / (writes_done + 1) as f64) >= self.rw_ratio,
+        };
+        if let Some(f) = self.periodic_fsync() {
+            return f;
+        }
+        let (file, pos) = loop {
+            let mut off = (self.rng.next_f64() * self.total as f64) as u64;
+            off -= off % self.block;
+            let file = (off / self.file_size) as u32;
+            let pos = off % self.file_size;
+            match self.inflight.as_mut() {
+                Some(v) if v.iter().any(|b| *b == Some((file, pos))) => continue,
+                Some(v) => {
+                    v[thread] = Some((file, pos));
+                    break (file, pos);
+                }
+                None => break (file, pos),
+            }
+        };
+        let len = self.block.min(self.file_size - pos) as u32;
+        self.req_performed += 1;
+        if write {
+            self.dirty = true;
+            Request::Write { file, pos, len }
+        } else {
+            Request::Read { file, pos, len }
+        }
+    }
+
+    fn next_sequential(&mut self) -> Request {
+        let write = self.mode.writes();
+        if write && self.compat == Compat::V1_0 {
+            if let Some(f) = self.periodic_fsync() {
+                return f;
+            }
+        }
+        if self.seq_file >= self.file_num {
+            // Only reached in 0.4 mode: the single pass is over.
+            return self.begin_final_round();
+        }
+        let file = self.seq_file;
+        let pos = self.seq_pos;
+        let len = self.seq_req.min(self.file_size - pos);
+        self.seq_pos += len;
+        if self.seq_pos >= self.file_size {
+            self.seq_pos = 0;
+            self.seq_file += 1;
+            if self.seq_file >= self.file_num && self.compat == Compat::V1_0 {
+                self.seq_file = 0;
+            }
+        }
+        self.req_performed += 1;
+        if write {
+            self.dirty = true;
+            Request::Write {
+                file,
+                pos,
+                len: len as u32,
+            }
+        } else {
+            Request::Read {
+                file,
+                pos,
+                len: len as u32,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(mode: TestMode) -> FileioConfig {
+        FileioConfig {
+            file_num: 4,
+            total_size: 4 * 64 * 1024,
+            block_size: 16 * 1024,
+            test_mode: Some(mode),
+            rand_seed: 1,
+            ..Default::default()
+        }
+    }
+
+    /// Drives the generator single-threaded, completing each request immediately.
+    fn drive(g: &mut Generator, n: usize) -> Vec<Request> {
+        let (mut r, mut w) = (0, 0);
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let q = g.next(0, r, w);
+            match q {
+                Request::Read { .. } => r += 1,
+                Request::Write { .. } => w += 1,
+                Request::Stop => {
+                    out.push(q);
+                    break;
+                }
+                _ => {}
+            }
+            out.push(q);
+        }
+        out
+    }
+
+    #[test]
+    fn rndrw_is_deterministic_60_40_with_fsync_rounds_every_100() {
+        let c = cfg(TestMode::Rndrw);
+        let mut g = Generator::new(&c, TestMode::Rndrw);
+        let reqs = drive(&mut g, 10_400);
+        let reads = reqs
+            .iter()
+            .filter(|q| matches!(q, Request::Read { .. }))
+            .count();
+        let writes = reqs
+            .iter()
+            .filter(|q| matches!(q, Request::Write { .. }))
+            .count();
+        let fsyncs = reqs
+            .iter()
+            .filter(|q| matches!(q, Request::Fsync { .. }))
+            .count();
+        assert_eq!(reads + writes, 10_000);
+        assert_eq!(reads, 6_000);
+        assert_eq!(fsyncs, 400, "4 files × 100 rounds");
+        // The first round comes right after the 100th I/O.
+        assert!(matches!(reqs[100], Request::Fsync { file: 0 }));
+        assert!(matches!(reqs[103], Request::Fsync { file: 3 }));
+    }
+
+    #[test]
+    fn random_offsets_are_block_aligned_and_cover_every_file() {
+        let c = cfg(TestMode::Rndrd);
+        let mut g = Generator::new(&c, TestMode::Rndrd);
+        let mut seen = [0u32; 4];
+        for q in drive(&mut g, 4000) {
+            match q {
+                Request::Read { file, pos, len } => {
+                    assert_eq!(pos % c.block_size, 0);
+                    assert_eq!(len as u64, c.block_size);
+                    seen[file as usize] += 1;
+                }
+                other => panic!("rndrd generated {other:?}"),
+            }
+        }
+        assert!(seen.iter().all(|&n| n > 800), "{seen:?}");
+    }
+
+    #[test]
+    fn sequential_wraps_in_1_0_and_stops_after_one_pass_in_0_4() {
+        let c = cfg(TestMode::Seqrd);
+        let mut g = Generator::new(&c, TestMode::Seqrd);
+        let reqs = drive(&mut g, 40);
+        // 4 files × 4 blocks = 16 per pass; the 17th request is file 0 again.
+        assert_eq!(
+            reqs[16],
+            Request::Read {
+                file: 0,
+                pos: 0,
+                len: 16384
+            }
+        );
+        assert!(!reqs.iter().any(|q| matches!(q, Request::Fsync { .. })));
+
+        let c4 = FileioConfig {
+            compat: Compat::V0_4,
+            ..cfg(TestMode::Seqrewr)
+        };
+        let mut g = Generator::new(&c4, TestMode::Seqrewr);
+        let reqs = drive(&mut g, 100);
+        let writes = reqs
+            .iter()
+            .filter(|q| matches!(q, Request::Write { .. }))
+            .count();
+        let fsyncs = reqs
+            .iter()
+            .filter(|q| matches!(q, Request::Fsync { .. }))
+            .count();
+        assert_eq!((writes, fsyncs), (16, 4));
+        assert_eq!(*reqs.last().unwrap(), Request::Stop);
+    }
+
+    #[test]
+    fn events_limit_counts_fsync_events_in_1_0_and_requests_in_0_4() {
+        let c = FileioConfig {
+            events: 150,
+            ..cfg(TestMode::Rndwr)
+        };
+        let mut g = Generator::new(&c, TestMode::Rndwr);
+        let reqs = drive(&mut g, 1000);
+        assert_eq!(reqs.len(), 151); // 150 events + Stop
+        assert_eq!(g.requests(), 146); // 4 of the 150 were the fsync round
+
+        let c4 = FileioConfig {
+            events: 150,
+            compat: Compat::V0_4,
+            ..cfg(TestMode::Rndwr)
+        };
+        let mut g = Generator::new(&c4, TestMode::Rndwr);
+        let reqs = drive(&mut g, 1000);
+        let fsyncs = reqs
+            .iter()
+            .filter(|q| matches!(q, Request::Fsync { .. }))
+            .count();
+        assert_eq!(g.requests(), 150);
+        assert_eq!(fsyncs, 4 + 4, "one periodic round at 100, one final round");
+    }
+
+    #[test]
+    fn merged_requests_and_short_last_block() {
+        let c = FileioConfig {
+            file_num: 1,
+            total_size: 40_000,
+            block_size: 16_384,
+            merged_requests: 2,
+            rand_seed: 3,
+            ..Default::default()
+        };
+        let mut g = Generator::new(&c, TestMode::Seqrd);
+        let reqs = drive(&mut g, 2);
+        assert_eq!(
+            reqs[0],
+            Request::Read {
+                file: 0,
+                pos: 0,
+                len: 32_768
+            }
+        );
+        assert_eq!(
+            reqs[1],
+            Request::Read {
+                file: 0,
+                pos: 32_768,
+                len: 7_232
+            }
+        );
+    }
+}

@@ -1,0 +1,257 @@
+//! `fileio prepare` and `cleanup`: create (or reuse, or extend) the test files, and remove them.
+//!
+//! Prepare checks free space first, writes in large chunks (same bytes as sysbench's
+//! block-by-block appends: zeros, or checksummed blocks with `--validate`), fsyncs every file,
+//! and records the file set in a small manifest so a later `run` with different options gets a
+//! clear error. On failure, files it created are removed and files it extended are cut back.
+
+use super::checksum;
+use super::config::FileioConfig;
+use super::files::{open_error, AlignedBuf};
+use super::rng::Xoroshiro128Plus;
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use std::fs::OpenOptions;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Name of the manifest prepare leaves beside the files.
+pub const MANIFEST: &str = ".spindle-fileio.json";
+
+/// What `prepare` recorded about the file set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub file_num: u32,
+    pub file_size: u64,
+    pub block_size: u64,
+    /// The files hold checksummed blocks (prepared, and only written since, with --validate).
+    pub validate: bool,
+    pub spindle_version: String,
+}
+
+impl Manifest {
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST)
+    }
+    /// Reads the manifest; `None` when there is none (e.g. files made by sysbench).
+    pub fn load(dir: &Path) -> anyhow::Result<Option<Manifest>> {
+        let p = Self::path(dir);
+        match std::fs::read_to_string(&p) {
+            Ok(t) => Ok(Some(serde_json::from_str(&t).with_context(|| {
+                format!(
+                    "'{}' is damaged: run `spindle fileio cleanup` and prepare again",
+                    p.display()
+                )
+            })?)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("could not read '{}'", p.display())),
+        }
+    }
+    pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
+        crate::report::write::write_atomic(
+            &Self::path(dir),
+            serde_json::to_string_pretty(self)
+                .expect("manifest serialises")
+                .as_bytes(),
+        )
+    }
+}
+
+/// What one prepare did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrepareSummary {
+    /// Per file: "created", "extended" or "reused".
+    pub files: Vec<String>,
+    pub bytes_written: u64,
+    pub seconds: f64,
+}
+
+/// Free bytes available to this user on the filesystem holding `dir`, and whether it is read-only.
+pub fn fs_space(dir: &Path) -> anyhow::Result<(u64, bool)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c =
+        std::ffi::CString::new(dir.as_os_str().as_bytes()).context("path contains a NUL byte")?;
+    // SAFETY: statvfs fills the struct we pass.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("could not stat filesystem of '{}'", dir.display()));
+    }
+    Ok((
+        st.f_bavail as u64 * st.f_frsize as u64,
+        st.f_flag & libc::ST_RDONLY != 0,
+    ))
+}
+
+/// Creates, extends or reuses the files. `log` receives sysbench's progress lines.
+pub fn prepare(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<PrepareSummary> {
+    super::check_dir(cfg, true)?;
+    let file_size = cfg.file_size();
+    log(&format!(
+        "{} files, {}Kb each, {}Mb total",
+        cfg.file_num,
+        file_size / 1024,
+        cfg.effective_total() / (1024 * 1024)
+    ));
+    log("Creating files for the test...");
+    log(&format!(
+        "Extra file open flags: {}",
+        cfg.extra_flags.describe()
+    ));
+
+    // What is there already, and how much must be written.
+    let mut existing = Vec::with_capacity(cfg.file_num as usize);
+    let mut needed = 0u64;
+    for i in 0..cfg.file_num {
+        let len = std::fs::metadata(cfg.file_path(i)).map(|m| m.len()).ok();
+        needed += file_size.saturating_sub(len.unwrap_or(0));
+        existing.push(len);
+    }
+    let (avail, _) = fs_space(&cfg.dir)?;
+    if needed > avail {
+        bail!(
+            "--file-total-size={} needs {} more bytes in '{}', but only {} are free: choose a smaller --file-total-size or another --dir",
+            cfg.total_size,
+            needed,
+            cfg.dir.display(),
+            avail
+        );
+    }
+    let old = Manifest::load(&cfg.dir).ok().flatten();
+    if needed > 0
+        && old
+            .as_ref()
+            .is_some_and(|m| m.validate != cfg.validate && existing.iter().any(|e| e.is_some()))
+    {
+        log("WARNING: existing files were prepared with a different --validate setting; only new blocks follow this one");
+    }
+
+    let start = Instant::now();
+    let mut undo: Vec<(PathBuf, Option<u64>)> = Vec::new();
+    let mut summary = Vec::new();
+    let mut written = 0u64;
+    let result = (|| -> anyhow::Result<()> {
+        let chunk = chunk_size(cfg);
+        let mut buf = AlignedBuf::new(chunk as usize);
+        let mut rng = Xoroshiro128Plus::new(cfg.rand_seed);
+        for i in 0..cfg.file_num {
+            let path = cfg.file_path(i);
+            let name = format!("test_file.{i}");
+            let start_len = match existing[i as usize] {
+                Some(len) if len >= file_size => {
+                    log(&format!("Reusing existing file {name}"));
+                    summary.push("reused".to_string());
+                    continue;
+                }
+                Some(len) => {
+                    log(&format!("Extending existing file {name}"));
+                    summary.push("extended".to_string());
+                    // Restart at a block boundary so every block is whole (and checksummed).
+                    len - len % cfg.block_size
+                }
+                None => {
+                    log(&format!("Creating file {name}"));
+                    summary.push("created".to_string());
+                    0
+                }
+            };
+            undo.push((path.clone(), existing[i as usize]));
+            let f = OpenOptions::new()
+                .create(true)
+                .write(true)
+                .custom_flags(cfg.extra_flags.open_flags())
+                .open(&path)
+                .map_err(|e| open_error(&path, e, cfg))?;
+            let mut pos = start_len;
+            while pos < file_size {
+                let n = chunk.min(file_size - pos) as usize;
+                let b = &mut buf.as_mut_slice()[..n];
+                if cfg.validate {
+                    checksum::fill(b, pos, cfg.block_size, &mut rng);
+                } else {
+                    b.fill(0);
+                }
+                f.write_all_at(b, pos).with_context(|| {
+                    format!("could not write '{}' at offset {pos}", path.display())
+                })?;
+                pos += n as u64;
+                written += n as u64;
+            }
+            f.sync_all()
+                .with_context(|| format!("could not fsync '{}'", path.display()))?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        for (path, len) in undo.iter().rev() {
+            match len {
+                None => {
+                    let _ = std::fs::remove_file(path);
+                }
+                Some(l) => {
+                    if let Ok(f) = OpenOptions::new().write(true).open(path) {
+                        let _ = f.set_len(*l);
+                    }
+                }
+            }
+        }
+        return Err(e.context("prepare failed; the files it created were removed"));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    if written == 0 {
+        log("No bytes written.");
+    } else {
+        log(&format!(
+            "{written} bytes written in {:.2} seconds ({:.2} MiB/sec).",
+            secs,
+            written as f64 / (1024.0 * 1024.0) / secs.max(1e-9)
+        ));
+    }
+    let validate = if written == 0 {
+        old.map(|m| m.validate).unwrap_or(cfg.validate)
+    } else {
+        cfg.validate
+    };
+    Manifest {
+        file_num: cfg.file_num,
+        file_size,
+        block_size: cfg.block_size,
+        validate,
+        spindle_version: crate::VERSION.into(),
+    }
+    .save(&cfg.dir)?;
+    Ok(PrepareSummary {
+        files: summary,
+        bytes_written: written,
+        seconds: secs,
+    })
+}
+
+/// Write size for prepare: 1 MiB rounded to whole blocks (at least one block).
+fn chunk_size(cfg: &FileioConfig) -> u64 {
+    let blocks = ((1u64 << 20) / cfg.block_size).max(1);
+    blocks * cfg.block_size
+}
+
+/// Removes the test files (and files a larger earlier prepare left) and the manifest.
+pub fn cleanup(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<u32> {
+    super::check_dir(cfg, true)?;
+    log("Removing test files...");
+    let extra = Manifest::load(&cfg.dir)
+        .ok()
+        .flatten()
+        .map(|m| m.file_num)
+        .unwrap_or(0);
+    let mut removed = 0;
+    for i in 0..cfg.file_num.max(extra) {
+        let p = cfg.file_path(i);
+        match std::fs::remove_file(&p) {
+            Ok(()) => removed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("could not remove '{}'", p.display())),
+        }
+    }
+    let _ = std::fs::remove_file(Manifest::path(&cfg.dir));
+    Ok(removed)
+}

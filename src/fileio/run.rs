@@ -1,0 +1,444 @@
+//! `fileio run`: worker threads executing generated requests, per-thread statistics, interval
+//! reports, and the result document.
+
+use super::checksum;
+use super::config::{Compat, FileioConfig, IoMode, TestMode};
+use super::files::{AlignedBuf, TestFiles};
+use super::generator::{Generator, Request};
+use super::rng::Xoroshiro128Plus;
+use crate::report::{
+    BenchResult, Counters, FileioCounters, IntervalRates, IntervalSample, ToolInfo,
+};
+use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
+use anyhow::Context;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Receives interval samples while a run is in progress (the CLI prints them).
+pub trait RunObserver: Sync {
+    fn interval(&self, sample: &IntervalSample);
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+impl RunObserver for NoObserver {
+    fn interval(&self, _: &IntervalSample) {}
+}
+
+/// Counters one worker keeps; the interval part is reset at every report.
+#[derive(Default)]
+struct Tally {
+    reads: u64,
+    writes: u64,
+    fsyncs: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    events: u64,
+}
+
+impl Tally {
+    fn add(&mut self, o: &Tally) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.fsyncs += o.fsyncs;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.events += o.events;
+    }
+}
+
+struct WorkerStats {
+    total: Tally,
+    interval: Tally,
+    interval_hist: SysbenchHistogram,
+    interval_max_ns: u64,
+    latency: LatencyRecorder,
+    validated_blocks: u64,
+}
+
+impl WorkerStats {
+    fn new() -> Self {
+        WorkerStats {
+            total: Tally::default(),
+            interval: Tally::default(),
+            interval_hist: SysbenchHistogram::new(),
+            interval_max_ns: 0,
+            latency: LatencyRecorder::new(),
+            validated_blocks: 0,
+        }
+    }
+}
+
+struct Shared<'a> {
+    cfg: &'a FileioConfig,
+    mode: TestMode,
+    files: TestFiles,
+    gen: Mutex<Generator>,
+    reads_done: AtomicU64,
+    writes_done: AtomicU64,
+    stop: &'a AtomicBool,
+    deadline: Option<Instant>,
+    error: Mutex<Option<String>>,
+    /// Set with `error`, read by workers on every event (an atomic, not the mutex).
+    failed: AtomicBool,
+}
+
+/// Runs the test described by `cfg` (its `test_mode` must be set). `stop` ends the run early
+/// (Ctrl-C, abort button); the result then covers what was done.
+pub fn run(
+    cfg: &FileioConfig,
+    observer: &dyn RunObserver,
+    stop: &AtomicBool,
+) -> anyhow::Result<BenchResult> {
+    let mode = cfg.test_mode.context(
+        "--file-test-mode is required for 'run' (seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw)",
+    )?;
+    super::check_run(cfg, mode)?;
+    let files = TestFiles::open(cfg, mode)?;
+    let host = crate::sys::HostInfo::collect();
+    let started_at = crate::report::now_rfc3339();
+    let start = Instant::now();
+    let shared = Shared {
+        cfg,
+        mode,
+        files,
+        gen: Mutex::new(Generator::new(cfg, mode)),
+        reads_done: AtomicU64::new(0),
+        writes_done: AtomicU64::new(0),
+        stop,
+        deadline: cfg.time_limit.map(|d| start + d),
+        error: Mutex::new(None),
+        failed: AtomicBool::new(false),
+    };
+    let stats: Vec<Arc<Mutex<WorkerStats>>> = (0..cfg.threads)
+        .map(|_| Arc::new(Mutex::new(WorkerStats::new())))
+        .collect();
+    let mut intervals = Vec::new();
+
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        for (t, st) in stats.iter().enumerate() {
+            let shared = &shared;
+            let st = Arc::clone(st);
+            let done_tx = done_tx.clone();
+            std::thread::Builder::new()
+                .name(format!("fileio-{t}"))
+                .spawn_scoped(scope, move || {
+                    worker(shared, t, &st);
+                    drop(done_tx);
+                })
+                .expect("spawning a worker thread");
+        }
+        drop(done_tx);
+        // Reporter: wake at each interval until every worker has hung up.
+        let mut last = start;
+        loop {
+            let wait = match cfg.report_interval {
+                Some(iv) => {
+                    let next = last + iv;
+                    next.saturating_duration_since(Instant::now())
+                }
+                None => Duration::from_secs(3600),
+            };
+            match done_rx.recv_timeout(wait) {
+                Err(mpsc::RecvTimeoutError::Timeout) if cfg.report_interval.is_some() => {
+                    let now = Instant::now();
+                    let sample = interval_sample(&stats, cfg, now - last, now - start);
+                    observer.interval(&sample);
+                    intervals.push(sample);
+                    last = now;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Ok(()) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    });
+    let total_time = start.elapsed().as_secs_f64();
+    let error = shared.error.lock().unwrap().take();
+    Ok(build_result(
+        cfg, mode, &stats, intervals, total_time, host, started_at, error,
+    ))
+}
+
+fn record_error(shared: &Shared, msg: String) {
+    let mut e = shared.error.lock().unwrap();
+    if e.is_none() {
+        *e = Some(msg);
+    }
+    // Other workers stop at their next event.
+    shared.failed.store(true, Ordering::Relaxed);
+}
+
+fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
+    let cfg = shared.cfg;
+    let req_size = if shared.mode.is_random() {
+        cfg.block_size
+    } else {
+        cfg.seq_request_size()
+    };
+    let mut buf = AlignedBuf::new(req_size as usize);
+    let mut rng = Xoroshiro128Plus::new(if cfg.rand_seed == 0 {
+        0
+    } else {
+        cfg.rand_seed ^ (t as u64 + 1) << 40
+    });
+    let validate = cfg.validate;
+    let mut now = Instant::now();
+    loop {
+        if shared.stop.load(Ordering::Relaxed) || shared.failed.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(d) = shared.deadline {
+            if now >= d {
+                break;
+            }
+        }
+        let req = {
+            let mut g = shared.gen.lock().unwrap();
+            if validate {
+                g.release(t);
+            }
+            g.next(
+                t,
+                shared.reads_done.load(Ordering::Relaxed),
+                shared.writes_done.load(Ordering::Relaxed),
+            )
+        };
+        if req == Request::Stop {
+            break;
+        }
+        let t0 = Instant::now();
+        let outcome = execute(shared, req, &mut buf, &mut rng);
+        now = Instant::now();
+        let ns = (now - t0).as_nanos() as u64;
+        let validated = match outcome {
+            Ok(v) => v,
+            Err(msg) => {
+                record_error(shared, msg);
+                break;
+            }
+        };
+        let mut s = st.lock().unwrap();
+        if cfg.compat == Compat::V0_4 {
+            if let Request::Fsync { .. } = req {
+                // 0.4 counts fsyncs as "Other" operations, not as timed events.
+                s.interval.fsyncs += 1;
+                continue;
+            }
+        }
+        s.latency.record(ns);
+        s.interval_hist.record(ns);
+        s.interval_max_ns = s.interval_max_ns.max(ns);
+        s.validated_blocks += validated;
+        let it = &mut s.interval;
+        it.events += 1;
+        match req {
+            Request::Read { len, .. } => {
+                it.reads += 1;
+                it.bytes_read += len as u64;
+                drop(s);
+                shared.reads_done.fetch_add(1, Ordering::Relaxed);
+            }
+            Request::Write { len, .. } => {
+                it.writes += 1;
+                it.bytes_written += len as u64;
+                if cfg.fsync_all {
+                    it.fsyncs += 1;
+                }
+                drop(s);
+                shared.writes_done.fetch_add(1, Ordering::Relaxed);
+            }
+            Request::Fsync { .. } => it.fsyncs += 1,
+            Request::Stop => unreachable!(),
+        }
+    }
+    if validate {
+        shared.gen.lock().unwrap().release(t);
+    }
+    // 1.0: every thread fsyncs every file at the end (not events; counted as fsyncs).
+    if cfg.compat == Compat::V1_0 && cfg.fsync_end && !cfg.fsync_all && shared.mode.writes() {
+        let mut n = 0;
+        for i in 0..shared.files.count() {
+            if let Err(e) = shared.files.sync(i) {
+                record_error(
+                    shared,
+                    format!("fsync of test_file.{i} at end of test failed: {e}"),
+                );
+                break;
+            }
+            n += 1;
+        }
+        st.lock().unwrap().interval.fsyncs += n;
+    }
+}
+
+/// Executes one request; returns the number of blocks validated.
+#[inline]
+fn execute(
+    shared: &Shared,
+    req: Request,
+    buf: &mut AlignedBuf,
+    rng: &mut Xoroshiro128Plus,
+) -> Result<u64, String> {
+    let cfg = shared.cfg;
+    match req {
+        Request::Read { file, pos, len } => {
+            let b = &mut buf.as_mut_slice()[..len as usize];
+            shared
+                .files
+                .read(file as usize, pos, b)
+                .map_err(|e| format!("read of test_file.{file} at offset {pos} failed: {e}"))?;
+            if cfg.validate {
+                return checksum::verify(b, pos, cfg.block_size)
+                    .map_err(|m| format!("--validate: test_file.{file}: {m}"));
+            }
+            Ok(0)
+        }
+        Request::Write { file, pos, len } => {
+            let b = &mut buf.as_mut_slice()[..len as usize];
+            if cfg.validate {
+                checksum::fill(b, pos, cfg.block_size, rng);
+            }
+            shared
+                .files
+                .write(file as usize, pos, b)
+                .map_err(|e| format!("write to test_file.{file} at offset {pos} failed: {e}"))?;
+            if cfg.fsync_all {
+                shared
+                    .files
+                    .sync(file as usize)
+                    .map_err(|e| format!("fsync of test_file.{file} failed: {e}"))?;
+            }
+            Ok(0)
+        }
+        Request::Fsync { file } => {
+            shared
+                .files
+                .sync(file as usize)
+                .map_err(|e| format!("fsync of test_file.{file} failed: {e}"))?;
+            Ok(0)
+        }
+        Request::Stop => Ok(0),
+    }
+}
+
+fn interval_sample(
+    stats: &[Arc<Mutex<WorkerStats>>],
+    cfg: &FileioConfig,
+    len: Duration,
+    elapsed: Duration,
+) -> IntervalSample {
+    let mut sum = Tally::default();
+    let mut hist = SysbenchHistogram::new();
+    let mut max_ns = 0;
+    for st in stats {
+        let mut s = st.lock().unwrap();
+        sum.add(&s.interval);
+        let it = std::mem::take(&mut s.interval);
+        s.total.add(&it);
+        hist.merge(&s.interval_hist);
+        s.interval_hist.reset();
+        max_ns = max_ns.max(s.interval_max_ns);
+        s.interval_max_ns = 0;
+    }
+    let secs = len.as_secs_f64().max(1e-9);
+    IntervalSample {
+        time_s: elapsed.as_secs_f64(),
+        threads: cfg.threads,
+        events: sum.events,
+        latency_pct_ms: if cfg.percentile > 0.0 {
+            hist.percentile_ms(cfg.percentile)
+        } else {
+            0.0
+        },
+        latency_max_ms: max_ns as f64 / 1e6,
+        rates: IntervalRates::Fileio {
+            read_mib_per_s: sum.bytes_read as f64 / MIB / secs,
+            written_mib_per_s: sum.bytes_written as f64 / MIB / secs,
+            reads_per_s: sum.reads as f64 / secs,
+            writes_per_s: sum.writes as f64 / secs,
+            fsyncs_per_s: sum.fsyncs as f64 / secs,
+        },
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_result(
+    cfg: &FileioConfig,
+    mode: TestMode,
+    stats: &[Arc<Mutex<WorkerStats>>],
+    intervals: Vec<IntervalSample>,
+    total_time: f64,
+    host: crate::sys::HostInfo,
+    started_at: String,
+    error: Option<String>,
+) -> BenchResult {
+    let mut total = Tally::default();
+    let mut latency = LatencyRecorder::new();
+    let mut shares = Vec::new();
+    let mut validated = 0;
+    for st in stats {
+        let mut s = st.lock().unwrap();
+        let it = std::mem::take(&mut s.interval);
+        s.total.add(&it);
+        total.add(&s.total);
+        latency.merge(&s.latency);
+        validated += s.validated_blocks;
+        shares.push(ThreadShare {
+            events: s.latency.count(),
+            busy_s: s.latency.sum_ns() as f64 / 1e9,
+        });
+    }
+    let secs = total_time.max(1e-9);
+    let mut notes = Vec::new();
+    if cfg.extra_flags.direct {
+        notes.push("O_DIRECT: reads and writes bypass the page cache".to_string());
+    }
+    if cfg.io_mode == IoMode::Mmap {
+        notes.push(
+            "mmap I/O mode: reads and writes are memory copies through the page cache".to_string(),
+        );
+    }
+    let ram = host.ram_bytes;
+    if !cfg.extra_flags.direct && ram > 0 && cfg.effective_total() < ram && !mode.writes() {
+        notes.push(format!(
+            "file set ({} bytes) is smaller than RAM ({} bytes) and O_DIRECT is off: reads may be served from the page cache",
+            cfg.effective_total(),
+            ram
+        ));
+    }
+    BenchResult {
+        schema_version: crate::report::SCHEMA_VERSION,
+        tool: ToolInfo::spindle(cfg.compat.as_str()),
+        host,
+        test: "fileio".into(),
+        started_at,
+        options: serde_json::to_value(cfg).expect("config serialises"),
+        threads: cfg.threads,
+        total_time_s: total_time,
+        events: latency.count(),
+        counters: Counters::Fileio(FileioCounters {
+            reads: total.reads,
+            writes: total.writes,
+            fsyncs: total.fsyncs,
+            bytes_read: total.bytes_read,
+            bytes_written: total.bytes_written,
+            reads_per_s: total.reads as f64 / secs,
+            writes_per_s: total.writes as f64 / secs,
+            fsyncs_per_s: total.fsyncs as f64 / secs,
+            read_mib_per_s: total.bytes_read as f64 / MIB / secs,
+            written_mib_per_s: total.bytes_written as f64 / MIB / secs,
+            validated_blocks: validated,
+        }),
+        latency: latency.summary(cfg.percentile),
+        intervals,
+        fairness: fairness(shares),
+        histogram: latency.histogram_data(),
+        notes,
+        error,
+    }
+}
