@@ -158,6 +158,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    #[allow(irrefutable_let_patterns)] // more subcommands join the enum later
     fn parse(args: &[&str]) -> anyhow::Result<(Option<crate::cli::Step>, FileioConfig)> {
         let mut v = vec!["spindle", "fileio"];
         v.extend_from_slice(args);

@@ -27,9 +27,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "'{text}' has an unknown size suffix '{suffix}': use K, M, G or T (binary multiples)"
-        )),
+        ))
+        }
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("'{text}' is too large"))
@@ -54,7 +56,7 @@ pub fn format_size_exact(bytes: u64) -> String {
         ("KiB", 1 << 10),
     ];
     for (name, size) in UNITS {
-        if bytes >= size && bytes % size == 0 {
+        if bytes >= size && bytes.is_multiple_of(size) {
             return format!("{}{}", bytes / size, name);
         }
     }

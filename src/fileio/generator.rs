@@ -129,7 +129,8 @@ impl Generator {
     }
 
     fn periodic_fsync(&mut self) -> Option<Request> {
-        if self.fsync_freq != 0 && self.dirty && self.req_performed % self.fsync_freq == 0 {
+        if self.fsync_freq != 0 && self.dirty && self.req_performed.is_multiple_of(self.fsync_freq)
+        {
             let file = self.fsync_next;
             self.fsync_next += 1;
             if self.fsync_next == self.file_num {
@@ -178,7 +179,7 @@ impl Generator {
             let file = (off / self.file_size) as u32;
             let pos = off % self.file_size;
             match self.inflight.as_mut() {
-                Some(v) if v.iter().any(|b| *b == Some((file, pos))) => continue,
+                Some(v) if v.contains(&Some((file, pos))) => continue,
                 Some(v) => {
                     v[thread] = Some((file, pos));
                     break (file, pos);

@@ -118,7 +118,7 @@ pub(crate) fn check_run(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()
         } else {
             cfg.seq_request_size()
         };
-        if req % lbs != 0 || cfg.file_size() % lbs != 0 {
+        if !req.is_multiple_of(lbs) || !cfg.file_size().is_multiple_of(lbs) {
             bail!(
                 "--file-extra-flags=direct needs --file-block-size ({}) and the per-file size ({}) to be multiples of the device's logical block size ({lbs} bytes)",
                 req,

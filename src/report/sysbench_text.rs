@@ -279,7 +279,7 @@ pub fn fileio_report(r: &BenchResult, cfg: &FileioConfig) -> String {
             if l.sysbench_percentile > 0.0 {
                 let _ = writeln!(
                     w,
-                    "         approx. {:3} percentile:         {:10.2}ms",
+                    "         approx. {:>3} percentile:         {:10.2}ms",
                     pct_label(l.sysbench_percentile),
                     l.sysbench_percentile_ms
                 );

@@ -1,0 +1,551 @@
+//! fileio integration tests: real files in temporary directories, the real binary for the CLI
+//! and report text, the engine in-process for semantics (counts from the result document).
+
+use spindle::fileio::{self, Compat, FileioConfig, NoObserver, TestMode};
+use spindle::report::{BenchResult, Counters, FileioCounters};
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn spindle(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .arg("fileio")
+        .arg(format!("--dir={}", dir.display()))
+        .args(args)
+        .output()
+        .expect("run spindle")
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "spindle failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn err(out: &std::process::Output) -> String {
+    assert!(
+        !out.status.success(),
+        "expected failure, got success:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn small(dir: &Path, mode: TestMode) -> FileioConfig {
+    FileioConfig {
+        dir: dir.to_path_buf(),
+        file_num: 16,
+        total_size: 16 << 20,
+        test_mode: Some(mode),
+        rand_seed: 7,
+        ..Default::default()
+    }
+}
+
+fn counters(r: &BenchResult) -> &FileioCounters {
+    match &r.counters {
+        Counters::Fileio(c) => c,
+        other => panic!("not a fileio result: {other:?}"),
+    }
+}
+
+fn run(cfg: &FileioConfig) -> BenchResult {
+    let r = fileio::run(cfg, &NoObserver, &AtomicBool::new(false)).expect("fileio run");
+    assert_eq!(r.error, None);
+    r
+}
+
+fn prepare(cfg: &FileioConfig) {
+    fileio::prepare(cfg, &mut |_| {}).expect("prepare");
+}
+
+/// The labels of a sysbench-style report: the text before ':' on each "label: value" line.
+fn labels(report: &str) -> Vec<String> {
+    let start = report
+        .find("File operations:")
+        .expect("report has File operations");
+    report[start..]
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim_end().to_string()))
+        .collect()
+}
+
+#[test]
+fn acceptance_every_mode_at_1_and_8_threads_with_sysbench_labels() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let base = ["--file-num=16", "--file-total-size=256M"];
+    let out = ok(&spindle(dir, &[base[0], base[1], "prepare"]));
+    assert!(out.contains("16 files, 16384Kb each, 256Mb total"), "{out}");
+    assert_eq!(
+        std::fs::metadata(dir.join("test_file.15")).unwrap().len(),
+        16 << 20
+    );
+
+    // sysbench, when installed, gives the reference labels for the same file set.
+    let reference = Command::new("sysbench")
+        .current_dir(dir)
+        .args([
+            "fileio",
+            base[0],
+            base[1],
+            "--file-test-mode=rndrw",
+            "--time=1",
+            "run",
+        ])
+        .output()
+        .expect("sysbench must be installed for this test: apt-get install sysbench");
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
+    let want = labels(&String::from_utf8_lossy(&reference.stdout));
+    assert!(
+        want.iter().any(|l| l.trim() == "95th percentile"),
+        "{want:?}"
+    );
+
+    for mode in ["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"] {
+        for threads in ["1", "8"] {
+            let out = ok(&spindle(
+                dir,
+                &[
+                    base[0],
+                    base[1],
+                    &format!("--file-test-mode={mode}"),
+                    &format!("--threads={threads}"),
+                    "--time=1",
+                    "run",
+                ],
+            ));
+            assert_eq!(
+                labels(&out),
+                want,
+                "labels differ for {mode} at {threads} threads:\n{out}"
+            );
+            assert!(out.contains(&format!("Number of threads: {threads}")));
+        }
+        if mode == "seqwr" {
+            // seqwr creates (truncates) the files in the run; give the next modes full files.
+            ok(&spindle(dir, &[base[0], base[1], "prepare"]));
+        }
+    }
+    let out = ok(&spindle(dir, &[base[0], base[1], "cleanup"]));
+    assert!(out.contains("Removing test files..."));
+    assert_eq!(
+        std::fs::read_dir(dir).unwrap().count(),
+        0,
+        "cleanup leaves nothing behind"
+    );
+}
+
+#[test]
+fn periodic_fsync_touches_every_file_every_100_requests() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = small(d.path(), TestMode::Rndwr);
+    prepare(&cfg);
+    cfg.fsync_end = false;
+    cfg.time_limit = None;
+    cfg.events = 1000 + 9 * 16; // 1000 writes and the 9 rounds that fall inside them
+    let r = run(&cfg);
+    let c = counters(&r);
+    assert_eq!(c.writes, 1000);
+    assert_eq!(c.fsyncs, 9 * 16);
+    assert_eq!(r.events, 1000 + 9 * 16, "periodic fsyncs are events");
+
+    // Time-limited, 8 threads: fsyncs per 100 requests equal --file-num (±1 round).
+    cfg.threads = 8;
+    cfg.events = 0;
+    cfg.time_limit = Some(Duration::from_secs(1));
+    let r = run(&cfg);
+    let c = counters(&r);
+    let expected = (c.reads + c.writes) / 100 * 16;
+    assert!(
+        c.fsyncs.abs_diff(expected) <= 16,
+        "fsyncs {} vs expected {expected}",
+        c.fsyncs
+    );
+
+    // End-of-test: every thread fsyncs every file (counted, not events).
+    cfg.fsync_end = true;
+    cfg.fsync_freq = 0;
+    cfg.time_limit = None;
+    cfg.events = 50;
+    let r = run(&cfg);
+    assert_eq!(counters(&r).fsyncs, 8 * 16);
+    assert_eq!(r.events, 50);
+}
+
+#[test]
+fn rndrw_ratio_seqrd_no_fsync_and_fsync_all() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = small(d.path(), TestMode::Rndrw);
+    prepare(&cfg);
+    cfg.time_limit = None;
+    cfg.events = 5000;
+    let r = run(&cfg);
+    let c = counters(&r);
+    let ratio = c.reads as f64 / c.writes as f64;
+    assert!((ratio - 1.5).abs() < 0.01, "read:write {ratio}");
+    cfg.threads = 4;
+    cfg.events = 0;
+    cfg.time_limit = Some(Duration::from_secs(1));
+    let c = counters(&run(&cfg)).clone();
+    let ratio = c.reads as f64 / c.writes as f64;
+    assert!(
+        (ratio - 1.5).abs() < 0.05,
+        "read:write at 4 threads {ratio}"
+    );
+
+    let mut seq = small(d.path(), TestMode::Seqrd);
+    seq.time_limit = Some(Duration::from_millis(500));
+    seq.threads = 2;
+    let c = counters(&run(&seq)).clone();
+    assert!(c.reads > 0);
+    assert_eq!((c.writes, c.fsyncs), (0, 0), "seqrd never writes or fsyncs");
+
+    let mut rd = small(d.path(), TestMode::Rndrd);
+    rd.time_limit = Some(Duration::from_millis(500));
+    assert_eq!(counters(&run(&rd)).fsyncs, 0, "rndrd never fsyncs");
+
+    let mut all = small(d.path(), TestMode::Rndwr);
+    all.fsync_all = true;
+    all.fsync_freq = 0;
+    all.fsync_end = false;
+    all.time_limit = None;
+    all.events = 300;
+    let r = run(&all);
+    assert_eq!(counters(&r).fsyncs, 300, "one fsync per write");
+    assert_eq!(r.events, 300, "the fsync is part of the write event");
+}
+
+#[test]
+fn sequential_modes_wrap_in_1_0_and_seqwr_creates_files_in_run() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = small(d.path(), TestMode::Seqwr);
+    cfg.time_limit = None;
+    cfg.events = 16 * 64 + 100; // one full pass (16 files × 64 blocks) and then some
+    cfg.fsync_freq = 0;
+    let r = run(&cfg);
+    assert_eq!(counters(&r).writes, 16 * 64 + 100);
+    for i in 0..16 {
+        assert_eq!(
+            std::fs::metadata(cfg.file_path(i)).unwrap().len(),
+            1 << 20,
+            "seqwr created test_file.{i}"
+        );
+    }
+    let mut rd = small(d.path(), TestMode::Seqrd);
+    rd.time_limit = None;
+    rd.events = 3 * 16 * 64;
+    rd.merged_requests = 2;
+    let c = counters(&run(&rd)).clone();
+    assert_eq!(c.reads, 3 * 16 * 64, "wraps around three times");
+    assert_eq!(
+        c.bytes_read,
+        3 * 16 * 64 * 32768,
+        "merged requests are 2 blocks"
+    );
+}
+
+#[test]
+fn validate_detects_a_corrupted_block() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let opts = ["--file-num=4", "--file-total-size=4M", "--validate"];
+    ok(&spindle(dir, &[opts[0], opts[1], opts[2], "prepare"]));
+    let out = spindle(
+        dir,
+        &[
+            opts[0],
+            opts[1],
+            opts[2],
+            "--file-test-mode=rndrw",
+            "--time=1",
+            "--format=json",
+            "run",
+        ],
+    );
+    let r = BenchResult::from_json(&ok(&out), "stdout").unwrap();
+    assert!(counters(&r).validated_blocks > 0);
+
+    // Flip one byte in the middle of block 10 of test_file.2.
+    let p = dir.join("test_file.2");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[10 * 16384 + 100] ^= 0x5A;
+    std::fs::write(&p, &bytes).unwrap();
+    let out = spindle(
+        dir,
+        &[
+            opts[0],
+            opts[1],
+            opts[2],
+            "--file-test-mode=seqrd",
+            "--time=5",
+            "run",
+        ],
+    );
+    let e = err(&out);
+    assert!(
+        e.contains("Checksum mismatch") && e.contains("test_file.2"),
+        "{e}"
+    );
+    assert!(e.contains(&format!("offset {}", 10 * 16384)), "{e}");
+
+    // Writing without --validate zeroes blocks: a later --validate run is refused up front.
+    ok(&spindle(
+        dir,
+        &[
+            opts[0],
+            opts[1],
+            "--file-test-mode=rndwr",
+            "--events=10",
+            "run",
+        ],
+    ));
+    let e = err(&spindle(
+        dir,
+        &[opts[0], opts[1], opts[2], "--file-test-mode=rndrd", "run"],
+    ));
+    assert!(e.contains("--validate needs checksummed files"), "{e}");
+}
+
+#[test]
+fn prepare_reuses_full_files_and_extends_short_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = ["--file-num=4", "--file-total-size=8M"];
+    ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(dir.join("test_file.0")).unwrap().ino();
+    let mtime = std::fs::metadata(dir.join("test_file.0"))
+        .unwrap()
+        .mtime_nsec();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("test_file.3"))
+        .unwrap()
+        .set_len(100_000)
+        .unwrap();
+    let out = ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    assert!(out.contains("Reusing existing file test_file.0"), "{out}");
+    assert!(out.contains("Extending existing file test_file.3"), "{out}");
+    let meta = std::fs::metadata(dir.join("test_file.0")).unwrap();
+    assert_eq!(
+        (meta.ino(), meta.mtime_nsec()),
+        (ino, mtime),
+        "a full file is not rewritten"
+    );
+    assert_eq!(
+        std::fs::metadata(dir.join("test_file.3")).unwrap().len(),
+        2 << 20
+    );
+    let out = ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    assert!(out.contains("No bytes written."), "{out}");
+}
+
+#[test]
+fn compat_0_4_stops_at_10000_requests_with_0_4_report() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = ["--file-num=16", "--file-total-size=16M", "--compat=0.4"];
+    ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    let out = ok(&spindle(
+        dir,
+        &[a[0], a[1], a[2], "--file-test-mode=rndrw", "run"],
+    ));
+    // 99 periodic rounds + the final round, 16 files each: 1600 Other.
+    assert!(
+        out.contains("Operations performed:  6000 Read, 4000 Write, 1600 Other = 11600 Total"),
+        "{out}"
+    );
+    assert!(
+        out.contains("total number of events:              10000"),
+        "{out}"
+    );
+    assert!(out.contains("Requests/sec executed"));
+    assert!(out.contains("approx.  95 percentile:"), "{out}");
+    assert!(out.contains("Number of random requests for random IO: 10000"));
+
+    // Sequential modes make one pass and stop.
+    let out = ok(&spindle(
+        dir,
+        &[a[0], a[1], a[2], "--file-test-mode=seqrd", "run"],
+    ));
+    assert!(
+        out.contains("Operations performed:  1024 Read, 0 Write, 0 Other = 1024 Total"),
+        "{out}"
+    );
+
+    let mut cfg = small(dir, TestMode::Seqrewr);
+    cfg.compat = Compat::V0_4;
+    cfg.time_limit = None;
+    cfg.events = 10_000;
+    let r = run(&cfg);
+    assert_eq!((counters(&r).writes, counters(&r).fsyncs), (1024, 16));
+}
+
+#[test]
+fn json_and_save_write_the_same_versioned_document() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = ["--file-num=2", "--file-total-size=2M"];
+    ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    let save = dir.join("result.json");
+    let out = ok(&spindle(
+        dir,
+        &[
+            a[0],
+            a[1],
+            "--file-test-mode=rndrd",
+            "--time=2",
+            "--report-interval=1",
+            "--format=json",
+            &format!("--save={}", save.display()),
+            "run",
+        ],
+    ));
+    let r = BenchResult::from_json(&out, "stdout").unwrap();
+    let saved = BenchResult::from_json(&std::fs::read_to_string(&save).unwrap(), "saved").unwrap();
+    assert_eq!(r, saved);
+    assert_eq!(r.schema_version, spindle::report::SCHEMA_VERSION);
+    assert_eq!(r.tool.name, "spindle");
+    assert_eq!(r.options["file_num"], 2);
+    assert_eq!(r.options["test_mode"], "rndrd");
+    assert!(
+        r.latency.p50_us > 0.0
+            && r.latency.p99_us >= r.latency.p50_us
+            && r.latency.p99_99_us >= r.latency.p99_us
+    );
+    assert!(!r.intervals.is_empty());
+    assert_eq!(r.histogram.hdr().unwrap().len(), r.events);
+    assert!(r.host.cpus >= 1);
+}
+
+#[test]
+fn mmap_mode_and_histogram_output() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = ["--file-num=2", "--file-total-size=2M"];
+    ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    let out = ok(&spindle(
+        dir,
+        &[
+            a[0],
+            a[1],
+            "--file-io-mode=mmap",
+            "--file-test-mode=rndrw",
+            "--time=1",
+            "--histogram",
+            "run",
+        ],
+    ));
+    assert!(out.contains("Using fast mmaped I/O mode"));
+    assert!(
+        out.contains("Latency histogram (values are in milliseconds)"),
+        "{out}"
+    );
+    assert!(out.contains("|*"), "histogram has bars: {out}");
+}
+
+#[test]
+fn bad_setups_give_clear_errors_and_leave_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+
+    // Directory that does not exist.
+    let e = err(&spindle(&dir.join("nope"), &["prepare"]));
+    assert!(e.contains("--dir") && e.contains("does not exist"), "{e}");
+
+    // Too little free space: nothing is written.
+    let e = err(&spindle(
+        dir,
+        &["--file-num=4", "--file-total-size=900T", "prepare"],
+    ));
+    assert!(e.contains("--file-total-size") && e.contains("free"), "{e}");
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+
+    // Run without prepare.
+    let e = err(&spindle(
+        dir,
+        &[
+            "--file-num=2",
+            "--file-total-size=2M",
+            "--file-test-mode=rndrd",
+            "run",
+        ],
+    ));
+    assert!(e.contains("prepare"), "{e}");
+
+    // Files from a different prepare.
+    ok(&spindle(
+        dir,
+        &["--file-num=2", "--file-total-size=2M", "prepare"],
+    ));
+    let e = err(&spindle(
+        dir,
+        &[
+            "--file-num=4",
+            "--file-total-size=4M",
+            "--file-test-mode=rndrd",
+            "run",
+        ],
+    ));
+    assert!(e.contains("--file-num=2") && e.contains("cleanup"), "{e}");
+
+    // O_DIRECT with a block size that is not a multiple of the logical block size.
+    let e = err(&spindle(
+        dir,
+        &[
+            "--file-num=2",
+            "--file-total-size=2M",
+            "--file-block-size=1000",
+            "--file-extra-flags=direct",
+            "--file-test-mode=rndrd",
+            "run",
+        ],
+    ));
+    assert!(e.contains("logical block size"), "{e}");
+
+    // Missing command word / test mode.
+    let e = err(&spindle(dir, &["--file-num=2"]));
+    assert!(e.contains("prepare, run or cleanup"), "{e}");
+    let e = err(&spindle(
+        dir,
+        &["--file-num=2", "--file-total-size=2M", "run"],
+    ));
+    assert!(e.contains("--file-test-mode"), "{e}");
+}
+
+#[test]
+fn read_only_directory_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let ro = d.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+            .arg(&ro)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mounting a read-only tmpfs needs root");
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let out = spindle(&ro, &["--file-num=1", "--file-total-size=1M", "prepare"]);
+    if root {
+        let _ = Command::new("umount").arg(&ro).status();
+    }
+    let e = err(&out);
+    assert!(e.contains("read-only") || e.contains("not writable"), "{e}");
+}
