@@ -354,3 +354,114 @@ fn root_refuses_a_datadir_the_mysql_user_cannot_reach() {
         r.unwrap();
     }
 }
+
+#[test]
+fn detect_names_a_bad_mysqld_flag() {
+    let dir = test_dir();
+    let mut spec = small_spec(&dir.path().join("mysql"));
+    spec.mysqld = Some("/nonexistent/mariadbd".into());
+    let e = mysqld::detect(&spec).unwrap_err();
+    assert!(
+        err_text(&e).contains("--mysqld '/nonexistent/mariadbd'"),
+        "{e:#}"
+    );
+    spec.mysqld = Some("/bin/true".into());
+    let e = mysqld::init(&spec).unwrap_err();
+    assert!(
+        err_text(&e).contains("does not look like a MySQL-family server"),
+        "{e:#}"
+    );
+    assert!(!spec.datadir.exists());
+}
+
+/// The CLI end to end, as a normal user: as root the commands run as `nobody` via runuser
+/// (so no root-only assumption hides in the code path); as a normal user they run directly.
+#[test]
+fn cli_lifecycle_as_a_normal_user() {
+    require_server(&small_spec(std::path::Path::new("/tmp/x")));
+    let dir = test_dir();
+    let dd = dir.path().join("mysql");
+    let as_root = unsafe { libc::geteuid() } == 0;
+    if as_root {
+        let ok = std::process::Command::new("chown")
+            .args(["nobody", dir.path().to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "could not chown the test directory to nobody");
+    }
+    let spindle = env!("CARGO_BIN_EXE_spindle");
+    let run = |args: &[&str]| -> std::process::Output {
+        let mut cmd = if as_root {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "nobody", "--", spindle]);
+            c
+        } else {
+            std::process::Command::new(spindle)
+        };
+        cmd.arg("mysqld").args(args).arg("--datadir").arg(&dd);
+        cmd.output()
+            .expect("could not run spindle (as root this test needs `runuser`, from util-linux)")
+    };
+    struct Stop<'a>(&'a std::path::Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = mysqld::stop_blocking(self.0, Duration::from_secs(30));
+        }
+    }
+    let _stop = Stop(&dd);
+
+    let out = run(&["init", "--buffer-pool-size", "32M", "--log-file-size", "8M"]);
+    assert!(
+        out.status.success(),
+        "init: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["start", "--timeout", "60"]);
+    assert!(
+        out.status.success(),
+        "start: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("running (pid"));
+
+    let out = run(&["status", "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st: mysqld::ServerStatus = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(st.running);
+    if as_root {
+        let owner = std::fs::read_to_string(format!("/proc/{}/status", st.pid.unwrap())).unwrap();
+        let uid_line = owner
+            .lines()
+            .find(|l| l.starts_with("Uid:"))
+            .unwrap()
+            .to_string();
+        assert!(
+            uid_line.contains("65534"),
+            "server should run as nobody: {uid_line}"
+        );
+    }
+    // Config flags belong to init.
+    let out = run(&["stop", "--buffer-pool-size", "1G"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not apply"));
+
+    let out = run(&["stop", "--timeout", "60"]);
+    assert!(
+        out.status.success(),
+        "stop: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("shut down cleanly"));
+    let out = run(&["status"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "status of a stopped server exits 3"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("running:   no"));
+}

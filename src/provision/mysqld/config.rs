@@ -77,10 +77,15 @@ pub fn default_buffer_pool_size(ram_bytes: u64) -> u64 {
 /// The file locations a `my.cnf` refers to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CnfPaths {
+    /// `datadir`.
     pub datadir: PathBuf,
+    /// `socket`.
     pub socket: PathBuf,
+    /// `pid-file`.
     pub pid_file: PathBuf,
+    /// `log-error`.
     pub error_log: PathBuf,
+    /// `tmpdir`.
     pub tmpdir: PathBuf,
     /// Base name of the binary log files (`…/binlog/mysql-bin`).
     pub binlog_base: PathBuf,
@@ -89,8 +94,11 @@ pub struct CnfPaths {
 /// Everything the renderer needs besides the settings.
 #[derive(Clone, Debug)]
 pub struct CnfTarget<'a> {
+    /// Server flavor: decides which keys exist.
     pub flavor: Flavor,
+    /// Server version: decides which keys exist.
     pub version: ServerVersion,
+    /// File locations.
     pub paths: &'a CnfPaths,
     /// `None`: unix socket only (`skip-networking`); `Some(port)`: TCP on 127.0.0.1:port.
     pub tcp_port: Option<u16>,
@@ -128,7 +136,7 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
     }
     if !mariadb && v.at_least(8, 0, 0) {
         // The X plugin would listen on 33060 and /var/run/mysqld; the benchmark never uses it.
-        put("mysqlx", Some("0".into()));
+        put("mysqlx", Some("OFF".into()));
     }
     put("skip-name-resolve", Some("1".into()));
     put("max_connections", Some(s.max_connections.to_string()));
@@ -369,7 +377,7 @@ mod tests {
         assert_eq!(m["innodb_redo_log_capacity"], "128M");
         assert!(!m.contains_key("innodb_log_file_size"));
         assert!(!m.contains_key("query_cache_type"));
-        assert_eq!(m["mysqlx"], "0");
+        assert_eq!(m["mysqlx"], "OFF");
         assert_eq!(m["bind_address"], "127.0.0.1");
         assert_eq!(m["port"], "3307");
         assert!(!m.contains_key("skip_networking"));

@@ -144,24 +144,36 @@ pub struct ClientInfo {
     pub host: Option<String>,
     /// TCP port when the server listens on TCP.
     pub port: Option<u16>,
+    /// Benchmark user (`sbtest`).
     pub user: String,
+    /// Its random password (also in `credentials.json`).
     pub password: String,
+    /// Benchmark database (`sbtest`).
     pub database: String,
 }
 
 /// What `status` reports.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerStatus {
+    /// The data directory (absolute).
     pub datadir: PathBuf,
+    /// Whether this datadir's server process is alive.
     pub running: bool,
+    /// Its pid when running.
     pub pid: Option<u32>,
+    /// Flavor recorded at init.
     pub flavor: Flavor,
-    /// `major.minor.patch`.
+    /// `major.minor.patch`, recorded at init.
     pub version: String,
+    /// Unix socket path (from my.cnf).
     pub socket: PathBuf,
+    /// TCP port on 127.0.0.1, if my.cnf enables networking.
     pub tcp_port: Option<u16>,
+    /// The my.cnf path.
     pub config: PathBuf,
+    /// The error log path.
     pub error_log: PathBuf,
+    /// The server program recorded at init.
     pub mysqld: PathBuf,
 }
 
@@ -581,18 +593,47 @@ fn log_tail_since(path: &Path, start: u64) -> String {
     }
 }
 
-/// Reads the pid file and returns the pid if that process is alive and is *this* server
-/// (its command line names this datadir's my.cnf), so a stale pid file is never trusted.
+/// The pid of this datadir's server if it is alive: the pid file when it names a live
+/// process started with this datadir's my.cnf (a stale pid file is never trusted), else a scan
+/// of /proc for such a process (the pid file is mode 0660 and unreadable to other users).
 fn running_pid(l: &Layout) -> Option<u32> {
-    let pid: u32 = std::fs::read_to_string(&l.pid_file)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let want = format!("--defaults-file={}", l.my_cnf.display());
-    let ours = cmdline.split(|b| *b == 0).any(|a| a == want.as_bytes());
-    (ours && pid_alive(pid)).then_some(pid)
+    let from_file = std::fs::read_to_string(&l.pid_file)
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .filter(|pid| is_our_server(*pid, &want));
+    from_file.or_else(|| {
+        std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .find(|pid| is_our_server(*pid, &want))
+    })
+}
+
+/// Is `pid` a live server process (not an init/bootstrap run) with argument `defaults_arg`?
+fn is_our_server(pid: u32, defaults_arg: &str) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+    let prog = args
+        .first()
+        .map(|a| {
+            String::from_utf8_lossy(a)
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
+    let is_server = prog.contains("mysqld") || prog.contains("mariadbd");
+    let ours = args.iter().any(|a| *a == defaults_arg.as_bytes());
+    let setup = args.iter().any(|a| {
+        let a = String::from_utf8_lossy(a);
+        a.starts_with("--bootstrap") || a.starts_with("--initialize")
+    });
+    is_server && ours && !setup && pid_alive(pid)
 }
 
 /// True if `pid` exists and is not a zombie.
@@ -828,10 +869,8 @@ pub async fn start(spec: &ServerSpec) -> anyhow::Result<ClientInfo> {
 fn spawn_server(mysqld: &Path, args: &[String], log: &Path) -> anyhow::Result<std::process::Child> {
     use std::os::unix::process::CommandExt as _;
     let prog = path_arg(mysqld)?;
-    let runner = CommandRunner::new();
-    if !runner.quiet {
-        eprintln!("spindle: $ {} &", display_command(prog, args));
-    }
+    // CommandRunner runs commands to completion; a background launch is logged the same way.
+    eprintln!("spindle: $ {} &", display_command(prog, args));
     let out = std::fs::OpenOptions::new()
         .append(true)
         .open(log)
@@ -861,15 +900,17 @@ async fn wait_ready_and_provision(
     log_start: u64,
 ) -> anyhow::Result<ClientInfo> {
     let deadline = Instant::now() + timeout;
-    let creds = match layout::read_json::<Credentials>(&l.credentials) {
-        Ok(c) if l.credentials.exists() => c,
-        _ => Credentials {
+    // An unreadable credentials file is an error: new passwords would lock the old ones out.
+    let creds = if l.credentials.exists() {
+        layout::read_json::<Credentials>(&l.credentials)?
+    } else {
+        Credentials {
             user: BENCH_DB.into(),
             password: random_password()?,
             database: BENCH_DB.into(),
             root_user: "root".into(),
             root_password: random_password()?,
-        },
+        }
     };
     let conn = loop {
         if let Some(st) = child.try_wait()? {
