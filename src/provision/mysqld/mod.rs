@@ -628,7 +628,7 @@ fn is_our_server(pid: u32, defaults_arg: &str) -> bool {
         })
         .unwrap_or_default();
     let is_server = prog.contains("mysqld") || prog.contains("mariadbd");
-    let ours = args.iter().any(|a| *a == defaults_arg.as_bytes());
+    let ours = args.contains(&defaults_arg.as_bytes());
     let setup = args.iter().any(|a| {
         let a = String::from_utf8_lossy(a);
         a.starts_with("--bootstrap") || a.starts_with("--initialize")
