@@ -17,6 +17,8 @@ pub struct Cli {
 pub enum Command {
     /// sysbench-compatible file I/O benchmark: `spindle fileio [options] prepare|run|cleanup`.
     Fileio(FileioArgs),
+    /// Manage a private MySQL-family server on a data directory: init, start, stop, status.
+    Mysqld(MysqldArgs),
 }
 
 /// Output format of a benchmark command.
@@ -131,6 +133,56 @@ pub struct FileioArgs {
     pub save: Option<std::path::PathBuf>,
 }
 
+/// `spindle mysqld init|start|stop|status --datadir PATH`.
+#[derive(Debug, clap::Args)]
+pub struct MysqldArgs {
+    /// What to do: init (create datadir + my.cnf), start, stop, status.
+    #[arg(value_enum)]
+    pub action: MysqldActionArg,
+    /// The data directory (my.cnf, logs, socket and credentials live in PATH.spindle/ beside it).
+    #[arg(long, value_name = "PATH")]
+    pub datadir: std::path::PathBuf,
+    /// Server flavor instead of detecting it from `--version` (init).
+    #[arg(long, value_parser = clap::value_parser!(crate::provision::mysqld::Flavor))]
+    pub flavor: Option<crate::provision::mysqld::Flavor>,
+    /// Server program to use instead of mariadbd/mysqld from PATH (init, start).
+    #[arg(long, value_name = "PATH")]
+    pub mysqld: Option<std::path::PathBuf>,
+    /// Also listen on TCP 127.0.0.1:PORT (default: unix socket only, skip-networking) (init).
+    #[arg(long, value_name = "PORT")]
+    pub tcp_port: Option<u16>,
+    /// innodb_buffer_pool_size, e.g. 512M or 2G (default: 3/8 of RAM, at least 128M) (init).
+    #[arg(long, value_name = "SIZE", value_parser = crate::provision::mysqld::config::parse_size_arg)]
+    pub buffer_pool_size: Option<u64>,
+    /// innodb_log_file_size, e.g. 64M (the default) (init).
+    #[arg(long, value_name = "SIZE", value_parser = crate::provision::mysqld::config::parse_size_arg)]
+    pub log_file_size: Option<u64>,
+    /// Extra my.cnf line KEY=VALUE (or KEY), replacing a generated one; repeatable (init).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Seconds to wait for the server to answer (start, default 120) or shut down (stop,
+    /// default 300, then SIGKILL).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Output format of status.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: MysqldFormatArg,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum MysqldActionArg {
+    Init,
+    Start,
+    Stop,
+    Status,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum MysqldFormatArg {
+    Text,
+    Json,
+}
+
 /// Parses `args` and runs the chosen subcommand; returns the exit code.
 pub fn run<I, T>(args: I) -> anyhow::Result<i32>
 where
@@ -148,5 +200,6 @@ where
     };
     match cli.command {
         Command::Fileio(a) => crate::cmd::fileio::run(a),
+        Command::Mysqld(a) => crate::cmd::mysqld::run(a),
     }
 }

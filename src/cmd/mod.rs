@@ -3,3 +3,4 @@
 //! `report`, and returns the exit code. No benchmark logic lives here.
 
 pub mod fileio;
+pub mod mysqld;

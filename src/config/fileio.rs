@@ -158,13 +158,12 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    #[allow(irrefutable_let_patterns)] // more subcommands join the enum later
     fn parse(args: &[&str]) -> anyhow::Result<(Option<crate::cli::Step>, FileioConfig)> {
         let mut v = vec!["spindle", "fileio"];
         v.extend_from_slice(args);
         let cli = crate::cli::Cli::try_parse_from(v)?;
         let crate::cli::Command::Fileio(a) = cli.command else {
-            unreachable!()
+            panic!("not a fileio command")
         };
         Ok((a.step, from_args(&a)?))
     }
