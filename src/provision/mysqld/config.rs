@@ -1,0 +1,454 @@
+//! The generated `my.cnf`: settings (after the reference Percona-on-a-Pi article, seed 000),
+//! per-flavor rendering, reading values back, and size strings such as `64M`.
+
+use super::version::{Flavor, ServerVersion};
+use anyhow::bail;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+const MIB: u64 = 1024 * 1024;
+
+/// Smallest buffer pool spindle sizes from RAM (the Pi 4 with 1 GB still gets this much).
+pub const MIN_BUFFER_POOL_BYTES: u64 = 128 * MIB;
+
+/// The server settings written into `my.cnf`. Defaults follow the reference article's config
+/// (Percona Server on a Raspberry Pi 4, seed 000); every value can be overridden.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MysqldSettings {
+    /// `innodb_buffer_pool_size` in bytes; `None` sizes it from RAM (3/8 of it, as the
+    /// article's 1536M on a 4 GB Pi, rounded down to 128 MiB, at least 128 MiB).
+    pub buffer_pool_size: Option<u64>,
+    /// `innodb_log_file_size` in bytes (article: 64M, two files). On MySQL ≥ 8.0.30 this is
+    /// written as `innodb_redo_log_capacity` = 2 × this; MariaDB ≥ 10.5 has one log file.
+    pub log_file_size: u64,
+    /// `innodb_log_buffer_size` in bytes (article: 8M).
+    pub log_buffer_size: u64,
+    /// `innodb_flush_method` (article: O_DIRECT).
+    pub flush_method: String,
+    /// `innodb_flush_log_at_trx_commit`: 0, 1 or 2 (article: 2).
+    pub flush_log_at_trx_commit: u8,
+    /// Binary log on (`log-bin` beside the datadir) or off (`skip-log-bin`).
+    pub binlog: bool,
+    /// `sync_binlog` (article: 1).
+    pub sync_binlog: u32,
+    /// `binlog_format` (article: mixed).
+    pub binlog_format: String,
+    /// `tmpdir`; `None` = `tmp/` in the run directory beside the datadir (same disk).
+    pub tmpdir: Option<PathBuf>,
+    /// `max_connections` (article: 50; spindle allows more benchmark threads).
+    pub max_connections: u32,
+    /// `max_allowed_packet` in bytes (article: 64M).
+    pub max_allowed_packet: u64,
+    /// `innodb_lock_wait_timeout` in seconds (article: 50).
+    pub lock_wait_timeout_s: u32,
+    /// Raw `[mysqld]` overrides, written last: a key that spindle also generates replaces the
+    /// generated line (`-` and `_` are equivalent); an empty value writes a bare flag.
+    pub extra: BTreeMap<String, String>,
+}
+
+impl Default for MysqldSettings {
+    fn default() -> Self {
+        MysqldSettings {
+            buffer_pool_size: None,
+            log_file_size: 64 * MIB,
+            log_buffer_size: 8 * MIB,
+            flush_method: "O_DIRECT".into(),
+            flush_log_at_trx_commit: 2,
+            binlog: true,
+            sync_binlog: 1,
+            binlog_format: "MIXED".into(),
+            tmpdir: None,
+            max_connections: 200,
+            max_allowed_packet: 64 * MIB,
+            lock_wait_timeout_s: 50,
+            extra: BTreeMap::new(),
+        }
+    }
+}
+
+/// Buffer pool for a machine with `ram_bytes` of memory: 3/8 of RAM (the article's 1536M of
+/// 4 GB), rounded down to 128 MiB, never below [`MIN_BUFFER_POOL_BYTES`].
+pub fn default_buffer_pool_size(ram_bytes: u64) -> u64 {
+    let chunk = 128 * MIB;
+    ((ram_bytes / 8 * 3) / chunk * chunk).max(MIN_BUFFER_POOL_BYTES)
+}
+
+/// The file locations a `my.cnf` refers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CnfPaths {
+    /// `datadir`.
+    pub datadir: PathBuf,
+    /// `socket`.
+    pub socket: PathBuf,
+    /// `pid-file`.
+    pub pid_file: PathBuf,
+    /// `log-error`.
+    pub error_log: PathBuf,
+    /// `tmpdir`.
+    pub tmpdir: PathBuf,
+    /// Base name of the binary log files (`…/binlog/mysql-bin`).
+    pub binlog_base: PathBuf,
+}
+
+/// Everything the renderer needs besides the settings.
+#[derive(Clone, Debug)]
+pub struct CnfTarget<'a> {
+    /// Server flavor: decides which keys exist.
+    pub flavor: Flavor,
+    /// Server version: decides which keys exist.
+    pub version: ServerVersion,
+    /// File locations.
+    pub paths: &'a CnfPaths,
+    /// `None`: unix socket only (`skip-networking`); `Some(port)`: TCP on 127.0.0.1:port.
+    pub tcp_port: Option<u16>,
+    /// Machine memory, for the buffer pool when the settings leave it unset.
+    pub ram_bytes: u64,
+}
+
+/// Normalises an option name the way mysqld does (`-` and `_` are the same).
+fn norm(key: &str) -> String {
+    key.trim().replace('-', "_").to_ascii_lowercase()
+}
+
+fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Renders the `my.cnf` text for `target`, with only the keys its flavor/version accepts.
+pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
+    let mariadb = t.flavor == Flavor::MariaDb;
+    let v = t.version;
+    let mut lines: Vec<(String, Option<String>)> = Vec::new();
+    let mut put = |k: &str, v: Option<String>| lines.push((k.to_string(), v));
+
+    put("datadir", Some(path_str(&t.paths.datadir)));
+    put("socket", Some(path_str(&t.paths.socket)));
+    put("pid-file", Some(path_str(&t.paths.pid_file)));
+    put("log-error", Some(path_str(&t.paths.error_log)));
+    put("tmpdir", Some(path_str(&t.paths.tmpdir)));
+    match t.tcp_port {
+        None => put("skip-networking", None),
+        Some(port) => {
+            put("bind-address", Some("127.0.0.1".into()));
+            put("port", Some(port.to_string()));
+        }
+    }
+    if !mariadb && v.at_least(8, 0, 0) {
+        // The X plugin would listen on 33060 and /var/run/mysqld; the benchmark never uses it.
+        put("mysqlx", Some("OFF".into()));
+    }
+    put("skip-name-resolve", Some("1".into()));
+    put("max_connections", Some(s.max_connections.to_string()));
+    put("max_allowed_packet", Some(size_str(s.max_allowed_packet)));
+    put("slow_query_log", Some("0".into()));
+    if mariadb || !v.at_least(8, 0, 0) {
+        put("query_cache_type", Some("0".into()));
+        put("query_cache_size", Some("0".into()));
+    }
+
+    // Binary log (article: log-bin, sync_binlog = 1, mixed, 5 days).
+    if s.binlog {
+        put("log-bin", Some(path_str(&t.paths.binlog_base)));
+        put("server-id", Some("1".into()));
+        put("sync_binlog", Some(s.sync_binlog.to_string()));
+        put("binlog_format", Some(s.binlog_format.clone()));
+        if (mariadb && v.at_least(10, 6, 1)) || (!mariadb && v.at_least(8, 0, 1)) {
+            put("binlog_expire_logs_seconds", Some((5 * 86400).to_string()));
+        } else {
+            put("expire_logs_days", Some("5".into()));
+        }
+    } else {
+        put("skip-log-bin", None);
+    }
+
+    // InnoDB (article values unless overridden).
+    put("default-storage-engine", Some("InnoDB".into()));
+    put("innodb_file_per_table", Some("1".into()));
+    put("innodb_flush_method", Some(s.flush_method.clone()));
+    let pool = s
+        .buffer_pool_size
+        .unwrap_or_else(|| default_buffer_pool_size(t.ram_bytes));
+    put("innodb_buffer_pool_size", Some(size_str(pool)));
+    if !mariadb {
+        // Removed in MariaDB 10.6 (an unknown option there); still valid in MySQL 5.7/8.
+        put("innodb_buffer_pool_instances", Some("1".into()));
+    }
+    if !mariadb && v.at_least(8, 0, 30) {
+        put(
+            "innodb_redo_log_capacity",
+            Some(size_str(2 * s.log_file_size)),
+        );
+    } else {
+        put("innodb_log_file_size", Some(size_str(s.log_file_size)));
+        if !mariadb || !v.at_least(10, 5, 0) {
+            put("innodb_log_files_in_group", Some("2".into()));
+        }
+    }
+    put("innodb_log_buffer_size", Some(size_str(s.log_buffer_size)));
+    put(
+        "innodb_flush_log_at_trx_commit",
+        Some(s.flush_log_at_trx_commit.to_string()),
+    );
+    put(
+        "innodb_lock_wait_timeout",
+        Some(s.lock_wait_timeout_s.to_string()),
+    );
+
+    // Raw overrides: replace the generated line, or append.
+    let mut appended = Vec::new();
+    for (k, val) in &s.extra {
+        let val = (!val.trim().is_empty()).then(|| val.trim().to_string());
+        match lines.iter_mut().find(|(gk, _)| norm(gk) == norm(k)) {
+            Some(line) => line.1 = val,
+            None => appended.push((k.trim().to_string(), val)),
+        }
+    }
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Generated by spindle {} for {} {}, after the reference article's config",
+        crate::VERSION,
+        t.flavor,
+        v
+    );
+    out.push_str(
+        "# (Percona Server on a Raspberry Pi 4). `spindle mysqld start` uses this file as is:\n",
+    );
+    out.push_str("# edit it to change a setting, or re-initialise.\n\n[mysqld]\n");
+    for (k, val) in lines.iter().chain(appended.iter()) {
+        match val {
+            Some(val) => {
+                let _ = writeln!(out, "{k} = {val}");
+            }
+            None => {
+                let _ = writeln!(out, "{k}");
+            }
+        }
+    }
+    let _ = write!(out, "\n[client]\nsocket = {}\n", path_str(&t.paths.socket));
+    out
+}
+
+/// Reads the `key = value` lines of one `[section]` of a my.cnf text; bare flags map to "".
+/// Keys are normalised (`pid-file` → `pid_file`).
+pub fn parse_cnf_section(text: &str, section: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut inside = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            inside = name.trim().eq_ignore_ascii_case(section);
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let (k, v) = match line.split_once('=') {
+            Some((k, v)) => (k, v.trim()),
+            None => (line, ""),
+        };
+        let v = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .unwrap_or(v);
+        out.insert(norm(k), v.to_string());
+    }
+    out
+}
+
+/// Formats bytes the way my.cnf likes them: `64M`, `2G`, else plain bytes.
+pub fn size_str(bytes: u64) -> String {
+    const G: u64 = 1024 * MIB;
+    if bytes >= G && bytes.is_multiple_of(G) {
+        format!("{}G", bytes / G)
+    } else if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{}M", bytes / MIB)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{}K", bytes / 1024)
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// Parses a size such as `512M`, `1G`, `1.5G`, `64MiB` or plain bytes (binary units).
+pub fn parse_size(text: &str) -> anyhow::Result<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => MIB,
+        "g" | "gb" | "gib" => 1024 * MIB,
+        "t" | "tb" | "tib" => 1024 * 1024 * MIB,
+        other => bail!("unknown size unit '{other}' in '{text}': use K, M, G or T (e.g. 512M)"),
+    };
+    let n: f64 = num.parse().map_err(|_| {
+        anyhow::anyhow!("'{text}' is not a size: use a number with K, M, G or T (e.g. 512M)")
+    })?;
+    let bytes = n * mult as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        bail!("size '{text}' is out of range");
+    }
+    Ok(bytes as u64)
+}
+
+/// `parse_size` for clap's `value_parser`.
+pub fn parse_size_arg(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> CnfPaths {
+        CnfPaths {
+            datadir: "/d/mysql".into(),
+            socket: "/d/mysql.spindle/mysqld.sock".into(),
+            pid_file: "/d/mysql.spindle/mysqld.pid".into(),
+            error_log: "/d/mysql.spindle/error.log".into(),
+            tmpdir: "/d/mysql.spindle/tmp".into(),
+            binlog_base: "/d/mysql.spindle/binlog/mysql-bin".into(),
+        }
+    }
+
+    fn render(
+        flavor: Flavor,
+        v: ServerVersion,
+        s: &MysqldSettings,
+        port: Option<u16>,
+    ) -> BTreeMap<String, String> {
+        let p = paths();
+        let text = render_my_cnf(
+            s,
+            &CnfTarget {
+                flavor,
+                version: v,
+                paths: &p,
+                tcp_port: port,
+                ram_bytes: 4 << 30,
+            },
+        );
+        parse_cnf_section(&text, "mysqld")
+    }
+
+    #[test]
+    fn seed_000_keys_on_mariadb_10_11() {
+        let m = render(
+            Flavor::MariaDb,
+            ServerVersion::new(10, 11, 19),
+            &MysqldSettings::default(),
+            None,
+        );
+        assert_eq!(m["innodb_flush_method"], "O_DIRECT");
+        assert_eq!(m["innodb_file_per_table"], "1");
+        assert_eq!(m["innodb_log_file_size"], "64M");
+        assert_eq!(m["innodb_log_buffer_size"], "8M");
+        assert_eq!(m["innodb_flush_log_at_trx_commit"], "2");
+        assert_eq!(m["innodb_buffer_pool_size"], "1536M"); // 3/8 of 4 GiB, as in the article
+        assert_eq!(m["log_bin"], "/d/mysql.spindle/binlog/mysql-bin");
+        assert_eq!(m["sync_binlog"], "1");
+        assert_eq!(m["tmpdir"], "/d/mysql.spindle/tmp");
+        assert_eq!(m["skip_networking"], "");
+        assert!(!m.contains_key("port") && !m.contains_key("bind_address"));
+        // Not valid in MariaDB 10.6+:
+        assert!(!m.contains_key("innodb_buffer_pool_instances"));
+        assert!(!m.contains_key("innodb_log_files_in_group"));
+        assert!(!m.contains_key("mysqlx"));
+        assert_eq!(m["query_cache_type"], "0");
+    }
+
+    #[test]
+    fn mysql_8_uses_redo_capacity_and_no_query_cache() {
+        let m = render(
+            Flavor::MySql,
+            ServerVersion::new(8, 0, 36),
+            &MysqldSettings::default(),
+            Some(3307),
+        );
+        assert_eq!(m["innodb_redo_log_capacity"], "128M");
+        assert!(!m.contains_key("innodb_log_file_size"));
+        assert!(!m.contains_key("query_cache_type"));
+        assert_eq!(m["mysqlx"], "OFF");
+        assert_eq!(m["bind_address"], "127.0.0.1");
+        assert_eq!(m["port"], "3307");
+        assert!(!m.contains_key("skip_networking"));
+        assert_eq!(m["binlog_expire_logs_seconds"], "432000");
+    }
+
+    #[test]
+    fn percona_5_7_keeps_old_keys() {
+        let m = render(
+            Flavor::Percona,
+            ServerVersion::new(5, 7, 27),
+            &MysqldSettings::default(),
+            None,
+        );
+        assert_eq!(m["innodb_log_file_size"], "64M");
+        assert_eq!(m["innodb_log_files_in_group"], "2");
+        assert_eq!(m["expire_logs_days"], "5");
+        assert_eq!(m["query_cache_size"], "0");
+        assert!(!m.contains_key("mysqlx"));
+    }
+
+    #[test]
+    fn overrides_replace_or_append() {
+        let mut s = MysqldSettings {
+            buffer_pool_size: Some(64 * MIB),
+            flush_log_at_trx_commit: 1,
+            binlog: false,
+            ..Default::default()
+        };
+        s.extra.insert("innodb-flush-method".into(), "fsync".into());
+        s.extra.insert("innodb_io_capacity".into(), "400".into());
+        s.extra
+            .insert("skip-performance-schema".into(), String::new());
+        let m = render(Flavor::MariaDb, ServerVersion::new(10, 11, 19), &s, None);
+        assert_eq!(m["innodb_buffer_pool_size"], "64M");
+        assert_eq!(m["innodb_flush_log_at_trx_commit"], "1");
+        assert_eq!(m["innodb_flush_method"], "fsync");
+        assert_eq!(m["innodb_io_capacity"], "400");
+        assert_eq!(m["skip_performance_schema"], "");
+        assert_eq!(m["skip_log_bin"], "");
+        assert!(!m.contains_key("log_bin"));
+    }
+
+    #[test]
+    fn buffer_pool_from_ram() {
+        assert_eq!(default_buffer_pool_size(1 << 30), 384 * MIB);
+        assert_eq!(default_buffer_pool_size(4 << 30), 1536 * MIB);
+        assert_eq!(default_buffer_pool_size(256 * MIB), MIN_BUFFER_POOL_BYTES);
+        assert_eq!(default_buffer_pool_size(0), MIN_BUFFER_POOL_BYTES);
+    }
+
+    #[test]
+    fn sizes_parse_and_format() {
+        assert_eq!(parse_size("64M").unwrap(), 64 * MIB);
+        assert_eq!(parse_size("1.5G").unwrap(), 1536 * MIB);
+        assert_eq!(parse_size("512 MiB").unwrap(), 512 * MIB);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("-1G").is_err());
+        assert_eq!(size_str(64 * MIB), "64M");
+        assert_eq!(size_str(2048 * MIB), "2G");
+        assert_eq!(size_str(1000), "1000");
+    }
+
+    #[test]
+    fn cnf_parser_reads_one_section() {
+        let text = "[client]\nsocket=/a\n[mysqld]\n# c\npid-file = \"/p\"\nskip-networking\n[other]\nx=1\n";
+        let m = parse_cnf_section(text, "mysqld");
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["pid_file"], "/p");
+        assert_eq!(m["skip_networking"], "");
+    }
+}
