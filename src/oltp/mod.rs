@@ -1,1 +1,219 @@
 //! The sysbench-compatible OLTP engine on mysql_async: prepare, run, cleanup for every workload.
+//!
+//! The engine takes a plain [`OltpConfig`] and returns plain results ([`PrepareSummary`],
+//! [`crate::report::BenchResult`]); it never prints and never writes files. Progress lines
+//! (`Creating table 'sbtest1'...`) and interval samples go to an [`OltpObserver`] the caller
+//! provides; a [`Controller`] lets another thread stop a run early (the appliance's button).
+//!
+//! Entry points: [`prepare`], [`run`], [`cleanup`]. They are blocking: each builds its own tokio
+//! runtimes on its own threads, so they can be called from plain threads and tests alike.
+
+pub mod command;
+mod conn;
+mod datadir;
+mod prepare;
+pub mod rand;
+mod run;
+mod workload;
+
+pub use conn::{ConnectionConfig, IgnoreErrors};
+pub use prepare::{cleanup, prepare, PrepareSummary};
+pub use rand::{RandConfig, RandType};
+pub use run::run;
+pub use workload::Workload;
+
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// `--db-ps-mode`: server-side prepared statements (`auto`) or plain SQL text (`disable`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+/// Everything one OLTP prepare/run/cleanup needs. Defaults are sysbench 1.0.20's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OltpConfig {
+    /// Which script's statement mix to run.
+    pub workload: Workload,
+    /// `--tables`: number of tables `sbtest1..N`.
+    pub tables: u32,
+    /// `--table-size`: rows per table.
+    pub table_size: u32,
+    /// `--range-size`: width of range SELECTs.
+    pub range_size: u32,
+    /// `--point-selects`: point SELECTs per transaction (point_select always uses 1).
+    pub point_selects: u32,
+    /// `--simple-ranges`.
+    pub simple_ranges: u32,
+    /// `--sum-ranges`.
+    pub sum_ranges: u32,
+    /// `--order-ranges`.
+    pub order_ranges: u32,
+    /// `--distinct-ranges`.
+    pub distinct_ranges: u32,
+    /// `--index-updates`.
+    pub index_updates: u32,
+    /// `--non-index-updates`.
+    pub non_index_updates: u32,
+    /// `--delete-inserts`: DELETE + INSERT pairs per transaction.
+    pub delete_inserts: u32,
+    /// `--range-selects`: switch all four range SELECT kinds on or off.
+    pub range_selects: bool,
+    /// `--auto-inc`: `id` is AUTO_INCREMENT (else client-generated).
+    pub auto_inc: bool,
+    /// `--skip-trx`: no BEGIN/COMMIT, every statement autocommits.
+    pub skip_trx: bool,
+    /// `--secondary`: `KEY xid (id)` instead of `PRIMARY KEY (id)`.
+    pub secondary: bool,
+    /// `--create-secondary`: create `k_<n>` on `k` after loading.
+    pub create_secondary: bool,
+    /// `--mysql-storage-engine`.
+    pub storage_engine: String,
+    /// legacy only (`--oltp-read-only`): skip the write statements.
+    pub legacy_read_only: bool,
+    /// legacy only (`--oltp-write-only`): skip the SELECTs.
+    pub legacy_write_only: bool,
+    /// `--rand-*`.
+    pub rand: RandConfig,
+    /// `--threads`: client connections (and prepare's parallelism).
+    pub threads: u32,
+    /// `--time`: run length limit in seconds (0 = none).
+    pub time_s: u64,
+    /// `--events`: limit on transactions (0 = none).
+    pub events: u64,
+    /// `--report-interval`: seconds between interval samples (0 = off).
+    pub report_interval_s: u64,
+    /// `--percentile`: sysbench percentile to report (0 = disabled).
+    pub percentile: u32,
+    /// `--mysql-ignore-errors`: errors that restart the transaction instead of ending the run.
+    pub ignore_errors: IgnoreErrors,
+    /// `--db-ps-mode`.
+    pub ps_mode: PsMode,
+    /// How to reach the server.
+    pub connection: ConnectionConfig,
+    /// How long a worker keeps trying to reconnect after losing its connection, seconds.
+    pub reconnect_timeout_s: f64,
+    /// OS threads driving the connections (0 = min(threads, CPUs)); each runs a single-threaded
+    /// tokio runtime with its share of the connections.
+    pub client_threads: u32,
+}
+
+impl Default for OltpConfig {
+    fn default() -> Self {
+        OltpConfig {
+            workload: Workload::ReadWrite,
+            tables: 1,
+            table_size: 10_000,
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            auto_inc: true,
+            skip_trx: false,
+            secondary: false,
+            create_secondary: true,
+            storage_engine: "innodb".into(),
+            legacy_read_only: false,
+            legacy_write_only: false,
+            rand: RandConfig::default(),
+            threads: 1,
+            time_s: 10,
+            events: 0,
+            report_interval_s: 0,
+            percentile: 95,
+            ignore_errors: IgnoreErrors::default(),
+            ps_mode: PsMode::Auto,
+            connection: ConnectionConfig::default(),
+            reconnect_timeout_s: 30.0,
+            client_threads: 0,
+        }
+    }
+}
+
+impl OltpConfig {
+    /// Checks option combinations; errors name the flag and the fix.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        use anyhow::bail;
+        if self.threads == 0 {
+            bail!("--threads must be at least 1");
+        }
+        if self.tables == 0 {
+            bail!("--tables must be at least 1");
+        }
+        if self.time_s == 0 && self.events == 0 {
+            bail!("--time=0 and --events=0 would run forever: set one of them");
+        }
+        if self.percentile > 100 {
+            bail!("--percentile must be between 0 and 100");
+        }
+        if self.rand.spec_res >= 100 {
+            bail!("--rand-spec-res must be below 100");
+        }
+        if self.rand.spec_iter == 0 {
+            bail!("--rand-spec-iter must be at least 1");
+        }
+        if !(self.rand.pareto_h > 0.0 && self.rand.pareto_h < 1.0) {
+            bail!("--rand-pareto-h must be between 0 and 1 (exclusive)");
+        }
+        if self.storage_engine.is_empty()
+            || !self
+                .storage_engine
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            bail!(
+                "--mysql-storage-engine '{}' is not an engine name (letters, digits, '_')",
+                self.storage_engine
+            );
+        }
+        Ok(())
+    }
+
+    /// The test name used in result documents (`oltp_read_write`, …, `oltp_legacy`).
+    pub fn test_name(&self) -> String {
+        format!("oltp_{}", self.workload.name())
+    }
+}
+
+/// Receives what the engine would have printed. Called from the engine's threads.
+pub trait OltpObserver: Send + Sync {
+    /// One progress line (sysbench's wording, e.g. `Creating table 'sbtest1'...`).
+    fn message(&self, _line: &str) {}
+    /// One `--report-interval` sample.
+    fn interval(&self, _sample: &crate::report::IntervalSample) {}
+}
+
+/// An observer that drops everything.
+pub struct Silent;
+impl OltpObserver for Silent {}
+
+/// Stops a running benchmark from another thread (button press, signal).
+#[derive(Clone, Debug, Default)]
+pub struct Controller {
+    stop: Arc<AtomicBool>,
+}
+
+impl Controller {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks the workers to finish their current transaction and stop; the result stays valid.
+    pub fn ask_to_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}

@@ -2,6 +2,7 @@
 //! JSON, and later CSV/HTML. Engines return results; this module renders; nothing here measures.
 
 pub mod model;
+pub mod oltp_text;
 pub mod sysbench_text;
 pub mod write;
 

@@ -1,0 +1,637 @@
+//! `run`: the event loop of sysbench 1.0 for OLTP scripts.
+//!
+//! Connections are spread over a few OS threads (min(threads, CPUs) by default), each driving
+//! its share with a single-threaded tokio runtime, so a query costs no cross-thread wake-up.
+//! Every connection connects and prepares first; the clock starts when all are ready (sysbench's
+//! "Threads started!"). Per transaction the worker keeps its latency in its own
+//! [`LatencyRecorder`] and bumps a few relaxed atomics (counters, the interval histogram) that the
+//! calling thread reads every `--report-interval`.
+//!
+//! Errors: codes in `--mysql-ignore-errors` roll back and restart the whole transaction (its
+//! latency includes the retries); a lost connection reconnects, re-prepares and restarts (for up
+//! to `reconnect_timeout_s`); anything else stops every worker and the partial result is returned
+//! with `error` set.
+
+use super::conn::{classify, describe_error, ErrorClass};
+use super::rand::{time_seed, Dist, Rng, UniqueSeq};
+use super::workload::{Session, Tally};
+use super::{Controller, OltpConfig, OltpObserver};
+use crate::report::{
+    BenchResult, Counters, HostInfo, IntervalRates, IntervalSample, OltpCounters, ToolInfo,
+    SCHEMA_VERSION,
+};
+use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// sysbench's histogram size (`stats::SysbenchHistogram` buckets).
+const BUCKETS: usize = 1024;
+
+/// Counters one worker publishes while it runs.
+struct Live {
+    events: AtomicU64,
+    reads: AtomicU64,
+    writes: AtomicU64,
+    other: AtomicU64,
+    errors: AtomicU64,
+    reconnects: AtomicU64,
+    /// sysbench buckets of this interval's transactions (swapped to zero by the reporter).
+    hist: Box<[AtomicU64]>,
+    interval_max_ns: AtomicU64,
+}
+
+impl Live {
+    fn new() -> Self {
+        Live {
+            events: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            other: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            reconnects: AtomicU64::new(0),
+            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            interval_max_ns: AtomicU64::new(0),
+        }
+    }
+
+    fn add_tally(&self, t: &Tally) {
+        if t.reads > 0 {
+            self.reads.fetch_add(t.reads, Relaxed);
+        }
+        if t.writes > 0 {
+            self.writes.fetch_add(t.writes, Relaxed);
+        }
+        if t.other > 0 {
+            self.other.fetch_add(t.other, Relaxed);
+        }
+    }
+}
+
+struct Shared {
+    cfg: OltpConfig,
+    start: OnceLock<Instant>,
+    deadline: OnceLock<Option<Instant>>,
+    /// Set on a fatal error or when connecting failed: every worker stops.
+    abort: AtomicBool,
+    external_stop: Controller,
+    tickets: AtomicU64,
+    running: AtomicU32,
+    live: Vec<Live>,
+    unique: UniqueSeq,
+    fatal: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn stopping(&self) -> bool {
+        self.abort.load(Relaxed) || self.external_stop.stop_requested()
+    }
+
+    fn past_deadline(&self) -> bool {
+        matches!(self.deadline.get(), Some(Some(d)) if Instant::now() >= *d)
+    }
+
+    fn set_fatal(&self, msg: String) {
+        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(msg);
+        }
+        self.abort.store(true, Relaxed);
+    }
+}
+
+/// What one worker hands back.
+struct WorkerOut {
+    idx: usize,
+    recorder: LatencyRecorder,
+    errors_by_code: BTreeMap<u16, u64>,
+}
+
+/// Runs the benchmark. `Err` only when it could not start (bad options, cannot connect or
+/// prepare statements); an error during the run returns the partial result with `error` set.
+pub fn run(
+    cfg: &OltpConfig,
+    controller: &Controller,
+    observer: &dyn OltpObserver,
+) -> anyhow::Result<BenchResult> {
+    cfg.validate()?;
+    let threads = cfg.threads as usize;
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let os_threads = if cfg.client_threads > 0 {
+        cfg.client_threads as usize
+    } else {
+        cpus
+    }
+    .clamp(1, threads);
+    let seed = if cfg.rand.seed == 0 {
+        time_seed()
+    } else {
+        cfg.rand.seed
+    };
+    let shared = Arc::new(Shared {
+        cfg: cfg.clone(),
+        start: OnceLock::new(),
+        deadline: OnceLock::new(),
+        abort: AtomicBool::new(false),
+        external_stop: controller.clone(),
+        tickets: AtomicU64::new(0),
+        running: AtomicU32::new(0),
+        live: (0..threads).map(|_| Live::new()).collect(),
+        unique: UniqueSeq::new(seed),
+        fatal: Mutex::new(None),
+    });
+    let started_at = rfc3339_now();
+    let barrier = Arc::new(Barrier::new(os_threads + 1));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+
+    let mut handles = Vec::with_capacity(os_threads);
+    for k in 0..os_threads {
+        let ids: Vec<usize> = (0..threads).filter(|i| i % os_threads == k).collect();
+        let shared = shared.clone();
+        let barrier = barrier.clone();
+        let ready_tx = ready_tx.clone();
+        let done_tx = done_tx.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("oltp-{k}"))
+            .spawn(move || {
+                let out = client_thread(ids, seed, &shared, &barrier, &ready_tx);
+                let _ = done_tx.send(());
+                out
+            })
+            .map_err(|e| anyhow::anyhow!("could not start a client thread: {e}"))?;
+        handles.push(h);
+    }
+    drop(ready_tx);
+    drop(done_tx);
+
+    // Phase 1: every connection connected and prepared?
+    let mut connect_error = None;
+    for _ in 0..os_threads {
+        match ready_rx.recv() {
+            Ok(None) => {}
+            Ok(Some(e)) => {
+                connect_error.get_or_insert(e);
+            }
+            Err(_) => {
+                connect_error.get_or_insert_with(|| "a client thread died while connecting".into());
+            }
+        }
+    }
+    if connect_error.is_some() {
+        shared.abort.store(true, Relaxed);
+    }
+    let start = Instant::now();
+    let _ = shared.start.set(start);
+    let _ = shared
+        .deadline
+        .set((cfg.time_s > 0).then(|| start + Duration::from_secs(cfg.time_s)));
+    shared.running.store(threads as u32, Relaxed);
+    barrier.wait();
+    if let Some(e) = connect_error {
+        for h in handles {
+            let _ = h.join();
+        }
+        anyhow::bail!(e);
+    }
+
+    observer.message("Threads started!\n");
+
+    // Phase 2: intervals until every client thread is done.
+    let mut intervals = Vec::new();
+    let mut finished = 0;
+    let interval = Duration::from_secs(cfg.report_interval_s);
+    let mut tick = 1u32;
+    let mut prev = Snapshot::default();
+    let mut prev_t = start;
+    let mut scratch = SysbenchHistogram::new();
+    while finished < os_threads {
+        let wait = if cfg.report_interval_s > 0 {
+            (start + interval * tick).saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_secs(3600)
+        };
+        match done_rx.recv_timeout(wait) {
+            Ok(()) => finished += 1,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if cfg.report_interval_s > 0 {
+                    let now = Instant::now();
+                    let sample =
+                        interval_sample(&shared, &mut prev, prev_t, now, start, &mut scratch);
+                    prev_t = now;
+                    observer.interval(&sample);
+                    intervals.push(sample);
+                    tick += 1;
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let total_time_s = start.elapsed().as_secs_f64();
+
+    let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
+    for h in handles {
+        match h.join() {
+            Ok(v) => outs.extend(v),
+            Err(_) => shared.set_fatal("a client thread panicked".into()),
+        }
+    }
+    outs.sort_by_key(|o| o.idx);
+    Ok(build_result(
+        cfg,
+        &shared,
+        outs,
+        intervals,
+        total_time_s,
+        started_at,
+    ))
+}
+
+/// One OS thread: connect its sessions, wait for the start signal, run them to the end.
+fn client_thread(
+    ids: Vec<usize>,
+    seed: u64,
+    shared: &Arc<Shared>,
+    barrier: &Barrier,
+    ready_tx: &std::sync::mpsc::Sender<Option<String>>,
+) -> Vec<WorkerOut> {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
+            barrier.wait();
+            return Vec::new();
+        }
+    };
+    let cfg = &shared.cfg;
+    let sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
+        let mut v = Vec::with_capacity(ids.len());
+        for &i in &ids {
+            let conn = cfg
+                .connection
+                .connect(true)
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+            let s = Session::new(conn, cfg).await.map_err(|e| {
+                format!(
+                    "could not prepare the {} statements: {}",
+                    cfg.workload.name(),
+                    describe_error(&e)
+                ) + if describe_error(&e).contains("1146") {
+                    " (the tables are missing: run `spindle oltp ... prepare` first, with the same --tables)"
+                } else {
+                    ""
+                }
+            })?;
+            v.push((i, s));
+        }
+        Ok(v)
+    });
+    let _ = ready_tx.send(sessions.as_ref().err().cloned());
+    barrier.wait();
+    let Ok(sessions) = sessions else {
+        return Vec::new();
+    };
+    if shared.stopping() {
+        return Vec::new();
+    }
+    rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, s) in sessions {
+            let shared = shared.clone();
+            set.spawn(worker(
+                i,
+                s,
+                Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
+                shared,
+            ));
+        }
+        let mut outs = Vec::new();
+        while let Some(r) = set.join_next().await {
+            match r {
+                Ok(o) => outs.push(o),
+                Err(e) => shared.set_fatal(format!("a worker task failed: {e}")),
+            }
+        }
+        outs
+    })
+}
+
+enum Reconnect {
+    Done(Session),
+    /// The run is stopping anyway.
+    Stopped,
+    Failed(String),
+}
+
+async fn reconnect(shared: &Shared) -> Reconnect {
+    let cfg = &shared.cfg;
+    let until = Instant::now() + Duration::from_secs_f64(cfg.reconnect_timeout_s.max(0.0));
+    loop {
+        if shared.stopping() || shared.past_deadline() {
+            return Reconnect::Stopped;
+        }
+        let err = match cfg.connection.connect(true).await {
+            Ok(conn) => match Session::new(conn, cfg).await {
+                Ok(s) => return Reconnect::Done(s),
+                Err(e) => describe_error(&e),
+            },
+            Err(e) => format!("{e:#}"),
+        };
+        if Instant::now() >= until {
+            return Reconnect::Failed(err);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shared>) -> WorkerOut {
+    let cfg = &shared.cfg;
+    let live = &shared.live[idx];
+    let mut recorder = LatencyRecorder::new();
+    let mut errors_by_code = BTreeMap::new();
+    let events_limit = cfg.events;
+    'events: loop {
+        if shared.stopping() || shared.past_deadline() {
+            break;
+        }
+        if events_limit > 0 && shared.tickets.fetch_add(1, Relaxed) >= events_limit {
+            break;
+        }
+        let t0 = Instant::now();
+        loop {
+            let mut tally = Tally::default();
+            let r = session
+                .event(cfg, &mut rng, &shared.unique, &mut tally)
+                .await;
+            live.add_tally(&tally);
+            let e = match r {
+                Ok(()) => break,
+                Err(e) => e,
+            };
+            match classify(&e, &cfg.ignore_errors) {
+                ErrorClass::Ignorable(code) => {
+                    live.errors.fetch_add(1, Relaxed);
+                    *errors_by_code.entry(code).or_insert(0) += 1;
+                    if let Err(e2) = session.rollback().await {
+                        if let ErrorClass::Lost(c) = classify(&e2, &cfg.ignore_errors) {
+                            if !lost(&shared, live, &mut session, c, &e2, &mut errors_by_code).await
+                            {
+                                break 'events;
+                            }
+                        } else {
+                            shared.set_fatal(format!(
+                                "ROLLBACK after an ignored error failed: {}",
+                                describe_error(&e2)
+                            ));
+                            break 'events;
+                        }
+                    }
+                }
+                ErrorClass::Lost(code) => {
+                    if !lost(&shared, live, &mut session, code, &e, &mut errors_by_code).await {
+                        break 'events;
+                    }
+                }
+                ErrorClass::Fatal => {
+                    shared.set_fatal(format!(
+                        "{} failed on connection {}: {} (not in --mysql-ignore-errors; add its code \
+                         there to retry such transactions)",
+                        cfg.workload.name(),
+                        idx + 1,
+                        describe_error(&e)
+                    ));
+                    break 'events;
+                }
+            }
+            if shared.stopping() || shared.past_deadline() {
+                // Give up on this transaction: it is not counted.
+                break 'events;
+            }
+        }
+        let ns = t0.elapsed().as_nanos() as u64;
+        recorder.record(ns);
+        live.events.fetch_add(1, Relaxed);
+        live.hist[recorder.sysbench().bucket_of(ns).min(BUCKETS - 1)].fetch_add(1, Relaxed);
+        live.interval_max_ns.fetch_max(ns, Relaxed);
+    }
+    shared.running.fetch_sub(1, Relaxed);
+    let _ = session.conn.disconnect().await;
+    WorkerOut {
+        idx,
+        recorder,
+        errors_by_code,
+    }
+}
+
+/// Handles a lost connection: count it, reconnect and re-prepare. `false` ends the worker.
+async fn lost(
+    shared: &Shared,
+    live: &Live,
+    session: &mut Session,
+    code: u16,
+    e: &mysql_async::Error,
+    errors_by_code: &mut BTreeMap<u16, u64>,
+) -> bool {
+    live.errors.fetch_add(1, Relaxed);
+    *errors_by_code.entry(code).or_insert(0) += 1;
+    match reconnect(shared).await {
+        Reconnect::Done(s) => {
+            *session = s;
+            live.reconnects.fetch_add(1, Relaxed);
+            true
+        }
+        Reconnect::Stopped => false,
+        Reconnect::Failed(why) => {
+            shared.set_fatal(format!(
+                "lost the connection to the server ({}) and could not reconnect within {} s: {why}",
+                describe_error(e),
+                shared.cfg.reconnect_timeout_s
+            ));
+            false
+        }
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Snapshot {
+    events: u64,
+    reads: u64,
+    writes: u64,
+    other: u64,
+    errors: u64,
+    reconnects: u64,
+}
+
+fn interval_sample(
+    shared: &Shared,
+    prev: &mut Snapshot,
+    prev_t: Instant,
+    now: Instant,
+    start: Instant,
+    scratch: &mut SysbenchHistogram,
+) -> IntervalSample {
+    let mut cur = Snapshot::default();
+    let mut buckets: Vec<(u16, u64)> = Vec::new();
+    let mut max_ns = 0;
+    for l in &shared.live {
+        cur.events += l.events.load(Relaxed);
+        cur.reads += l.reads.load(Relaxed);
+        cur.writes += l.writes.load(Relaxed);
+        cur.other += l.other.load(Relaxed);
+        cur.errors += l.errors.load(Relaxed);
+        cur.reconnects += l.reconnects.load(Relaxed);
+        for (i, b) in l.hist.iter().enumerate() {
+            let c = b.swap(0, Relaxed);
+            if c > 0 {
+                buckets.push((i as u16, c));
+            }
+        }
+        max_ns = max_ns.max(l.interval_max_ns.swap(0, Relaxed));
+    }
+    *scratch = SysbenchHistogram::from_nonempty(&buckets);
+    let secs = now.duration_since(prev_t).as_secs_f64().max(1e-9);
+    let d = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs;
+    let sample = IntervalSample {
+        time_s: now.duration_since(start).as_secs_f64(),
+        threads: shared.running.load(Relaxed),
+        events: cur.events - prev.events,
+        latency_pct_ms: if shared.cfg.percentile > 0 {
+            scratch.percentile_ms(shared.cfg.percentile as f64)
+        } else {
+            0.0
+        },
+        latency_max_ms: max_ns as f64 / 1e6,
+        rates: IntervalRates::Oltp {
+            tps: d(cur.events, prev.events),
+            qps: d(
+                cur.reads + cur.writes + cur.other,
+                prev.reads + prev.writes + prev.other,
+            ),
+            reads_per_s: d(cur.reads, prev.reads),
+            writes_per_s: d(cur.writes, prev.writes),
+            other_per_s: d(cur.other, prev.other),
+            errors_per_s: d(cur.errors, prev.errors),
+            reconnects_per_s: d(cur.reconnects, prev.reconnects),
+        },
+    };
+    *prev = cur;
+    sample
+}
+
+fn build_result(
+    cfg: &OltpConfig,
+    shared: &Shared,
+    outs: Vec<WorkerOut>,
+    intervals: Vec<IntervalSample>,
+    total_time_s: f64,
+    started_at: String,
+) -> BenchResult {
+    let mut merged = LatencyRecorder::new();
+    let mut errors_by_code = BTreeMap::new();
+    let mut shares = Vec::with_capacity(outs.len());
+    for o in &outs {
+        merged.merge(&o.recorder);
+        for (c, n) in &o.errors_by_code {
+            *errors_by_code.entry(*c).or_insert(0) += n;
+        }
+        shares.push(ThreadShare {
+            events: o.recorder.count(),
+            busy_s: o.recorder.sum_ns() as f64 / 1e9,
+        });
+    }
+    let sum =
+        |f: fn(&Live) -> &AtomicU64| shared.live.iter().map(|l| f(l).load(Relaxed)).sum::<u64>();
+    let reads = sum(|l| &l.reads);
+    let writes = sum(|l| &l.writes);
+    let other = sum(|l| &l.other);
+    let ignored_errors = sum(|l| &l.errors);
+    let reconnects = sum(|l| &l.reconnects);
+    let events = merged.count();
+    let secs = total_time_s.max(1e-9);
+    let queries = reads + writes + other;
+    let mut notes = Vec::new();
+    if cfg.ps_mode == super::PsMode::Disable {
+        notes.push("--db-ps-mode=disable: statements sent as SQL text".into());
+    }
+    let error = shared
+        .fatal
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if error.is_some() {
+        notes.push("the run ended early on an error: the numbers are partial".into());
+    }
+    BenchResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::spindle("1.0"),
+        host: HostInfo::collect(),
+        test: cfg.test_name(),
+        started_at,
+        options: serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null),
+        threads: cfg.threads,
+        total_time_s,
+        events,
+        counters: Counters::Oltp(OltpCounters {
+            reads,
+            writes,
+            other,
+            queries,
+            transactions: events,
+            ignored_errors,
+            reconnects,
+            tps: events as f64 / secs,
+            qps: queries as f64 / secs,
+            ignored_errors_per_s: ignored_errors as f64 / secs,
+            reconnects_per_s: reconnects as f64 / secs,
+            errors_by_code,
+        }),
+        latency: merged.summary(cfg.percentile as f64),
+        intervals,
+        fairness: fairness(shares),
+        histogram: merged.histogram_data(),
+        notes,
+        error,
+    }
+}
+
+/// Current UTC time as RFC 3339 (seconds precision), without a date-time dependency.
+fn rfc3339_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_has_the_right_shape() {
+        let s = super::rfc3339_now();
+        assert_eq!(s.len(), 20, "{s}");
+        assert!(s.ends_with('Z') && s.as_bytes()[10] == b'T', "{s}");
+    }
+}

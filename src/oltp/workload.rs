@@ -1,0 +1,685 @@
+//! The workloads (sysbench 1.0's `oltp_*.lua` scripts and the legacy `oltp.lua`): which
+//! statements each prepares, what one event (transaction) executes, and how every statement is
+//! classified into read / write / other exactly as sysbench's MySQL driver counts them.
+
+use super::rand::{Rng, UniqueSeq, C_TEMPLATE, PAD_TEMPLATE};
+use super::{OltpConfig, PsMode};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Params, Statement, Value};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// A sysbench OLTP script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    ReadWrite,
+    ReadOnly,
+    WriteOnly,
+    PointSelect,
+    UpdateIndex,
+    UpdateNonIndex,
+    Insert,
+    Delete,
+    /// The 0.5-API `oltp.lua` (tests/include/oltp_legacy): one table per transaction, SQL text.
+    Legacy,
+}
+
+impl Workload {
+    pub const ALL: [Workload; 9] = [
+        Workload::ReadWrite,
+        Workload::ReadOnly,
+        Workload::WriteOnly,
+        Workload::PointSelect,
+        Workload::UpdateIndex,
+        Workload::UpdateNonIndex,
+        Workload::Insert,
+        Workload::Delete,
+        Workload::Legacy,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::ReadWrite => "read_write",
+            Workload::ReadOnly => "read_only",
+            Workload::WriteOnly => "write_only",
+            Workload::PointSelect => "point_select",
+            Workload::UpdateIndex => "update_index",
+            Workload::UpdateNonIndex => "update_non_index",
+            Workload::Insert => "insert",
+            Workload::Delete => "delete",
+            Workload::Legacy => "legacy",
+        }
+    }
+
+    /// Parses `read_write`, `oltp_read_write`, `oltp_read_write.lua`, `oltp.lua`, … .
+    pub fn parse(s: &str) -> Option<Workload> {
+        let base = s.rsplit('/').next().unwrap_or(s);
+        let base = base.strip_suffix(".lua").unwrap_or(base);
+        if base == "oltp" || base == "legacy" || base == "oltp_legacy" {
+            return Some(Workload::Legacy);
+        }
+        let base = base.strip_prefix("oltp_").unwrap_or(base);
+        Workload::ALL.into_iter().find(|w| w.name() == base)
+    }
+
+    /// Whether the script wraps its event in BEGIN/COMMIT (given `--skip-trx`).
+    pub fn uses_transactions(self, skip_trx: bool) -> bool {
+        !skip_trx
+            && matches!(
+                self,
+                Workload::ReadWrite | Workload::ReadOnly | Workload::WriteOnly | Workload::Legacy
+            )
+    }
+}
+
+/// One kind of statement of `oltp_common.lua`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Q {
+    Point,
+    Simple,
+    Sum,
+    Order,
+    Distinct,
+    IndexUpd,
+    NonIndexUpd,
+    Delete,
+    Insert,
+}
+
+const NQ: usize = 9;
+
+impl Q {
+    fn sql(self, t: u32) -> String {
+        match self {
+            Q::Point => format!("SELECT c FROM sbtest{t} WHERE id=?"),
+            Q::Simple => format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
+            Q::Sum => format!("SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
+            Q::Order => format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c"),
+            Q::Distinct => {
+                format!("SELECT DISTINCT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c")
+            }
+            Q::IndexUpd => format!("UPDATE sbtest{t} SET k=k+1 WHERE id=?"),
+            Q::NonIndexUpd => format!("UPDATE sbtest{t} SET c=? WHERE id=?"),
+            Q::Delete => format!("DELETE FROM sbtest{t} WHERE id=?"),
+            Q::Insert => format!("INSERT INTO sbtest{t} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
+        }
+    }
+
+    fn is_select(self) -> bool {
+        matches!(self, Q::Point | Q::Simple | Q::Sum | Q::Order | Q::Distinct)
+    }
+}
+
+/// The statements a workload prepares on each connection (sysbench's `prepare_statements`).
+fn prepared_kinds(cfg: &OltpConfig) -> Vec<Q> {
+    let ranges = [Q::Simple, Q::Sum, Q::Order, Q::Distinct];
+    let writes = [Q::IndexUpd, Q::NonIndexUpd, Q::Delete, Q::Insert];
+    let mut v = Vec::new();
+    match cfg.workload {
+        Workload::ReadWrite => {
+            v.push(Q::Point);
+            if cfg.range_selects {
+                v.extend(ranges);
+            }
+            v.extend(writes);
+        }
+        Workload::ReadOnly => {
+            v.push(Q::Point);
+            if cfg.range_selects {
+                v.extend(ranges);
+            }
+        }
+        Workload::WriteOnly => v.extend(writes),
+        Workload::PointSelect => v.push(Q::Point),
+        Workload::UpdateIndex => v.push(Q::IndexUpd),
+        Workload::UpdateNonIndex => v.push(Q::NonIndexUpd),
+        Workload::Delete => v.push(Q::Delete),
+        Workload::Insert | Workload::Legacy => {}
+    }
+    v
+}
+
+/// Statements executed, classified as sysbench does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+}
+
+/// A parameter of one statement.
+#[derive(Clone, Copy)]
+enum Arg<'a> {
+    Int(i64),
+    Str(&'a [u8]),
+}
+
+/// One benchmark connection with its prepared statements and reusable buffers.
+pub(crate) struct Session {
+    pub conn: Conn,
+    /// `[table-1][Q as usize]`, present for the prepared kinds in `--db-ps-mode=auto`.
+    stmts: Vec<[Option<Statement>; NQ]>,
+    begin: Option<Statement>,
+    commit: Option<Statement>,
+    ps: bool,
+    /// SQL text of BEGIN / COMMIT for this workload (legacy MyISAM uses LOCK/UNLOCK TABLES).
+    begin_sql: String,
+    commit_sql: String,
+    sql: String,
+    c: Vec<u8>,
+    pad: Vec<u8>,
+    pub in_trx: bool,
+}
+
+impl Session {
+    /// Wraps a fresh connection and prepares the workload's statements on it.
+    pub async fn new(conn: Conn, cfg: &OltpConfig) -> Result<Session, mysql_async::Error> {
+        let (begin_sql, commit_sql) = if cfg.workload == Workload::Legacy
+            && cfg.storage_engine.eq_ignore_ascii_case("myisam")
+        {
+            let tables: Vec<String> = (1..=cfg.tables)
+                .map(|i| format!("sbtest{i} WRITE"))
+                .collect();
+            (
+                format!("LOCK TABLES {}", tables.join(" ,")),
+                "UNLOCK TABLES".to_string(),
+            )
+        } else {
+            ("BEGIN".to_string(), "COMMIT".to_string())
+        };
+        let mut s = Session {
+            conn,
+            stmts: Vec::new(),
+            begin: None,
+            commit: None,
+            ps: cfg.ps_mode == PsMode::Auto,
+            begin_sql,
+            commit_sql,
+            sql: String::with_capacity(512),
+            c: Vec::with_capacity(128),
+            pad: Vec::with_capacity(64),
+            in_trx: false,
+        };
+        s.prepare_all(cfg).await?;
+        Ok(s)
+    }
+
+    /// (Re)prepares every statement, after connecting or reconnecting.
+    pub async fn prepare_all(&mut self, cfg: &OltpConfig) -> Result<(), mysql_async::Error> {
+        self.stmts.clear();
+        self.begin = None;
+        self.commit = None;
+        self.in_trx = false;
+        if !self.ps {
+            return Ok(());
+        }
+        let kinds = prepared_kinds(cfg);
+        if cfg.workload != Workload::Legacy && cfg.workload.uses_transactions(cfg.skip_trx) {
+            self.begin = Some(self.conn.prep("BEGIN").await?);
+            self.commit = Some(self.conn.prep("COMMIT").await?);
+        }
+        for t in 1..=cfg.tables {
+            let mut row: [Option<Statement>; NQ] = Default::default();
+            for &q in &kinds {
+                row[q as usize] = Some(self.conn.prep(q.sql(t)).await?);
+            }
+            self.stmts.push(row);
+        }
+        Ok(())
+    }
+
+    /// Executes one statement and classifies it.
+    async fn exec(
+        &mut self,
+        q: Q,
+        t: u32,
+        args: &[Arg<'_>],
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let stmt = if self.ps {
+            self.stmts
+                .get((t - 1) as usize)
+                .and_then(|row| row[q as usize].as_ref())
+        } else {
+            None
+        };
+        match stmt {
+            Some(stmt) => {
+                let params: Vec<Value> = args
+                    .iter()
+                    .map(|a| match *a {
+                        Arg::Int(i) => Value::Int(i),
+                        Arg::Str(s) => Value::Bytes(s.to_vec()),
+                    })
+                    .collect();
+                self.conn
+                    .exec_drop(stmt, Params::Positional(params))
+                    .await?;
+            }
+            None => {
+                // Client-side "prepared statement": the same SQL with the values inlined.
+                self.sql.clear();
+                let template = q.sql(t);
+                let mut it = args.iter();
+                for part in template.split('?') {
+                    self.sql.push_str(part);
+                    if let Some(a) = it.next() {
+                        push_arg(&mut self.sql, a);
+                    }
+                }
+                self.conn.query_drop(self.sql.as_str()).await?;
+            }
+        }
+        self.count(q.is_select(), tally);
+        Ok(())
+    }
+
+    /// Executes `self.sql` as text and classifies it.
+    async fn exec_text(
+        &mut self,
+        is_select: bool,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        self.conn.query_drop(self.sql.as_str()).await?;
+        self.count(is_select, tally);
+        Ok(())
+    }
+
+    #[inline]
+    fn count(&self, is_select: bool, tally: &mut Tally) {
+        if is_select {
+            tally.reads += 1;
+        } else if self.conn.affected_rows() > 0 {
+            tally.writes += 1;
+        } else {
+            tally.other += 1;
+        }
+    }
+
+    async fn begin(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
+        match &self.begin {
+            Some(s) => self.conn.exec_drop(s, ()).await?,
+            None => self.conn.query_drop(self.begin_sql.as_str()).await?,
+        }
+        self.in_trx = true;
+        self.count(false, tally);
+        Ok(())
+    }
+
+    async fn commit(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
+        match &self.commit {
+            Some(s) => self.conn.exec_drop(s, ()).await?,
+            None => self.conn.query_drop(self.commit_sql.as_str()).await?,
+        }
+        self.in_trx = false;
+        self.count(false, tally);
+        Ok(())
+    }
+
+    /// Ends an open transaction after an ignorable error, so the restart begins clean. Not counted
+    /// (sysbench issues no statement here; its next BEGIN would commit implicitly).
+    pub async fn rollback(&mut self) -> Result<(), mysql_async::Error> {
+        if self.in_trx {
+            self.in_trx = false;
+            let sql = if self.commit_sql == "COMMIT" {
+                "ROLLBACK"
+            } else {
+                "UNLOCK TABLES"
+            };
+            self.conn.query_drop(sql).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs one event of the configured workload.
+    pub async fn event(
+        &mut self,
+        cfg: &OltpConfig,
+        rng: &mut Rng,
+        unique: &UniqueSeq,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let n = cfg.table_size.max(1);
+        let trx = cfg.workload.uses_transactions(cfg.skip_trx);
+        match cfg.workload {
+            Workload::ReadWrite | Workload::ReadOnly | Workload::WriteOnly => {
+                if trx {
+                    self.begin(tally).await?;
+                }
+                if cfg.workload != Workload::WriteOnly {
+                    self.point_selects(cfg.point_selects, cfg, rng, tally)
+                        .await?;
+                    if cfg.range_selects {
+                        self.ranges(Q::Simple, cfg.simple_ranges, cfg, rng, tally)
+                            .await?;
+                        self.ranges(Q::Sum, cfg.sum_ranges, cfg, rng, tally).await?;
+                        self.ranges(Q::Order, cfg.order_ranges, cfg, rng, tally)
+                            .await?;
+                        self.ranges(Q::Distinct, cfg.distinct_ranges, cfg, rng, tally)
+                            .await?;
+                    }
+                }
+                if cfg.workload != Workload::ReadOnly {
+                    self.index_updates(cfg.index_updates, cfg, rng, tally)
+                        .await?;
+                    self.non_index_updates(cfg.non_index_updates, cfg, rng, tally)
+                        .await?;
+                    self.delete_inserts(cfg, rng, tally).await?;
+                }
+                if trx {
+                    self.commit(tally).await?;
+                }
+            }
+            Workload::PointSelect => self.point_selects(1, cfg, rng, tally).await?,
+            Workload::UpdateIndex => {
+                self.index_updates(cfg.index_updates, cfg, rng, tally)
+                    .await?
+            }
+            Workload::UpdateNonIndex => {
+                self.non_index_updates(cfg.non_index_updates, cfg, rng, tally)
+                    .await?
+            }
+            Workload::Delete => {
+                let t = rng.uniform(1, cfg.tables);
+                let id = rng.default(1, n);
+                self.exec(Q::Delete, t, &[Arg::Int(id as i64)], tally)
+                    .await?;
+            }
+            Workload::Insert => {
+                let t = rng.uniform(1, cfg.tables);
+                let k = rng.default(1, n);
+                self.c.clear();
+                rng.fill_template(C_TEMPLATE, &mut self.c);
+                self.pad.clear();
+                rng.fill_template(PAD_TEMPLATE, &mut self.pad);
+                let id: i64 = if cfg.auto_inc {
+                    0
+                } else {
+                    unique.next() as i64 - 2_147_483_648
+                };
+                self.sql.clear();
+                let _ = write!(
+                    self.sql,
+                    "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{}', '{}')",
+                    ascii(&self.c),
+                    ascii(&self.pad)
+                );
+                self.exec_text(false, tally).await?;
+            }
+            Workload::Legacy => self.legacy_event(cfg, rng, tally).await?,
+        }
+        Ok(())
+    }
+
+    async fn point_selects(
+        &mut self,
+        count: u32,
+        cfg: &OltpConfig,
+        rng: &mut Rng,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let t = rng.uniform(1, cfg.tables);
+        for _ in 0..count {
+            let id = rng.default(1, cfg.table_size.max(1));
+            self.exec(Q::Point, t, &[Arg::Int(id as i64)], tally)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn ranges(
+        &mut self,
+        q: Q,
+        count: u32,
+        cfg: &OltpConfig,
+        rng: &mut Rng,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let t = rng.uniform(1, cfg.tables);
+        for _ in 0..count {
+            let id = rng.default(1, cfg.table_size.max(1)) as i64;
+            let end = id + cfg.range_size as i64 - 1;
+            self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn index_updates(
+        &mut self,
+        count: u32,
+        cfg: &OltpConfig,
+        rng: &mut Rng,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let t = rng.uniform(1, cfg.tables);
+        for _ in 0..count {
+            let id = rng.default(1, cfg.table_size.max(1));
+            self.exec(Q::IndexUpd, t, &[Arg::Int(id as i64)], tally)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn non_index_updates(
+        &mut self,
+        count: u32,
+        cfg: &OltpConfig,
+        rng: &mut Rng,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let t = rng.uniform(1, cfg.tables);
+        let mut c = std::mem::take(&mut self.c);
+        let mut result = Ok(());
+        for _ in 0..count {
+            c.clear();
+            rng.fill_template(C_TEMPLATE, &mut c);
+            let id = rng.default(1, cfg.table_size.max(1));
+            result = self
+                .exec(
+                    Q::NonIndexUpd,
+                    t,
+                    &[Arg::Str(&c), Arg::Int(id as i64)],
+                    tally,
+                )
+                .await;
+            if result.is_err() {
+                break;
+            }
+        }
+        self.c = c;
+        result
+    }
+
+    async fn delete_inserts(
+        &mut self,
+        cfg: &OltpConfig,
+        rng: &mut Rng,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let t = rng.uniform(1, cfg.tables);
+        let mut c = std::mem::take(&mut self.c);
+        let mut pad = std::mem::take(&mut self.pad);
+        let mut result = Ok(());
+        for _ in 0..cfg.delete_inserts {
+            let n = cfg.table_size.max(1);
+            let id = rng.default(1, n) as i64;
+            let k = rng.default(1, n) as i64;
+            c.clear();
+            rng.fill_template(C_TEMPLATE, &mut c);
+            pad.clear();
+            rng.fill_template(PAD_TEMPLATE, &mut pad);
+            result = self.exec(Q::Delete, t, &[Arg::Int(id)], tally).await;
+            if result.is_ok() {
+                result = self
+                    .exec(
+                        Q::Insert,
+                        t,
+                        &[Arg::Int(id), Arg::Int(k), Arg::Str(&c), Arg::Str(&pad)],
+                        tally,
+                    )
+                    .await;
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        self.c = c;
+        self.pad = pad;
+        result
+    }
+
+    /// The legacy `oltp.lua` event: one table for the whole transaction, SQL text.
+    async fn legacy_event(
+        &mut self,
+        cfg: &OltpConfig,
+        rng: &mut Rng,
+        tally: &mut Tally,
+    ) -> Result<(), mysql_async::Error> {
+        let n = cfg.table_size.max(1);
+        let t = rng.uniform(1, cfg.tables);
+        let trx = !cfg.skip_trx;
+        if trx {
+            self.begin(tally).await?;
+        }
+        if !cfg.legacy_write_only {
+            for _ in 0..cfg.point_selects {
+                let id = rng.default(1, n);
+                self.text(format_args!("SELECT c FROM sbtest{t} WHERE id={id}"));
+                self.exec_text(true, tally).await?;
+            }
+            if cfg.range_selects {
+                let shapes: [(&str, &str, u32); 4] = [
+                    ("SELECT c FROM", "", cfg.simple_ranges),
+                    ("SELECT SUM(K) FROM", "", cfg.sum_ranges),
+                    ("SELECT c FROM", " ORDER BY c", cfg.order_ranges),
+                    ("SELECT DISTINCT c FROM", " ORDER BY c", cfg.distinct_ranges),
+                ];
+                for (head, tail, count) in shapes {
+                    for _ in 0..count {
+                        let start = rng.default(1, n) as u64;
+                        let end = start + cfg.range_size as u64 - 1;
+                        self.text(format_args!(
+                            "{head} sbtest{t} WHERE id BETWEEN {start} AND {end}{tail}"
+                        ));
+                        self.exec_text(true, tally).await?;
+                    }
+                }
+            }
+        }
+        if !cfg.legacy_read_only {
+            for _ in 0..cfg.index_updates {
+                let id = rng.default(1, n);
+                self.text(format_args!("UPDATE sbtest{t} SET k=k+1 WHERE id={id}"));
+                self.exec_text(false, tally).await?;
+            }
+            for _ in 0..cfg.non_index_updates {
+                self.c.clear();
+                rng.fill_template(C_TEMPLATE, &mut self.c);
+                let id = rng.default(1, n);
+                let c = std::mem::take(&mut self.c);
+                self.text(format_args!(
+                    "UPDATE sbtest{t} SET c='{}' WHERE id={id}",
+                    ascii(&c)
+                ));
+                self.c = c;
+                self.exec_text(false, tally).await?;
+            }
+            for _ in 0..cfg.delete_inserts {
+                let id = rng.default(1, n);
+                self.text(format_args!("DELETE FROM sbtest{t} WHERE id={id}"));
+                self.exec_text(false, tally).await?;
+                self.c.clear();
+                rng.fill_template(C_TEMPLATE, &mut self.c);
+                self.pad.clear();
+                rng.fill_template(PAD_TEMPLATE, &mut self.pad);
+                let k = rng.default(1, n);
+                let (c, pad) = (std::mem::take(&mut self.c), std::mem::take(&mut self.pad));
+                self.text(format_args!(
+                    "INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{}', '{}')",
+                    ascii(&c),
+                    ascii(&pad)
+                ));
+                self.c = c;
+                self.pad = pad;
+                self.exec_text(false, tally).await?;
+            }
+        }
+        if trx {
+            self.commit(tally).await?;
+        }
+        Ok(())
+    }
+
+    fn text(&mut self, args: std::fmt::Arguments<'_>) {
+        self.sql.clear();
+        let _ = self.sql.write_fmt(args);
+    }
+}
+
+/// Our generated strings are ASCII digits and dashes; anything else is escaped on the way in.
+fn ascii(b: &[u8]) -> &str {
+    std::str::from_utf8(b).unwrap_or("")
+}
+
+fn push_arg(out: &mut String, a: &Arg<'_>) {
+    match *a {
+        Arg::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Arg::Str(s) => {
+            out.push('\'');
+            for &b in s {
+                match b {
+                    b'\'' => out.push_str("''"),
+                    b'\\' => out.push_str("\\\\"),
+                    _ => out.push(b as char),
+                }
+            }
+            out.push('\'');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_names_and_aliases() {
+        for w in Workload::ALL {
+            assert_eq!(Workload::parse(w.name()), Some(w));
+            assert_eq!(Workload::parse(&format!("oltp_{}", w.name())), Some(w));
+        }
+        assert_eq!(
+            Workload::parse("/usr/share/sysbench/oltp_read_only.lua"),
+            Some(Workload::ReadOnly)
+        );
+        assert_eq!(
+            Workload::parse("tests/include/oltp_legacy/oltp.lua"),
+            Some(Workload::Legacy)
+        );
+        assert_eq!(Workload::parse("fileio"), None);
+    }
+
+    #[test]
+    fn text_mode_inlines_and_escapes_values() {
+        let mut s = String::new();
+        push_arg(&mut s, &Arg::Int(-5));
+        push_arg(&mut s, &Arg::Str(b"a'b\\"));
+        assert_eq!(s, "-5'a''b\\\\'");
+    }
+
+    #[test]
+    fn read_write_prepares_every_kind_once() {
+        let cfg = OltpConfig::default();
+        assert_eq!(prepared_kinds(&cfg).len(), 9);
+        let ro = OltpConfig {
+            workload: Workload::ReadOnly,
+            range_selects: false,
+            ..Default::default()
+        };
+        assert_eq!(prepared_kinds(&ro), vec![Q::Point]);
+    }
+}
