@@ -1,0 +1,42 @@
+#!/bin/bash
+# CI entry for the aarch64 build, the SD-card image and its emulated end-to-end test.
+# Installs its own host packages (Debian mirror only), enables binfmt for arm64, then:
+# cross build → qemu-user smoke test → make image → e2e boot test. Exits non-zero on any failure.
+# Timings and logs go to ci-artifacts/ in the work tree. Runs as root (mmdebstrap, binfmt).
+set -euo pipefail
+
+IMAGE_DIR=$(cd "$(dirname "$0")" && pwd)
+REPO_DIR=$(cd "$IMAGE_DIR/.." && pwd)
+ARTIFACTS=$REPO_DIR/ci-artifacts
+TIMINGS=$ARTIFACTS/image-ci-timings.txt
+
+timed() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	echo "=== image-ci: $name" >&2
+	"$@" 2>&1 | tee "$ARTIFACTS/image-ci-$name.log" || rc=$?
+	echo "$name rc=$rc seconds=$((SECONDS - start))" | tee -a "$TIMINGS" >&2
+	return "$rc"
+}
+
+install_host_dependencies() {
+	"$IMAGE_DIR/scripts/host-deps.sh"
+	local target
+	for target in aarch64-unknown-linux-musl aarch64-unknown-linux-gnu; do
+		rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+	done
+}
+
+main() {
+	mkdir -p "$ARTIFACTS"
+	: >"$TIMINGS"
+	timed host-deps install_host_dependencies
+	timed build-binary "$REPO_DIR/cross/build.sh"
+	timed cross-smoke "$IMAGE_DIR/test/cross-smoke.sh"
+	timed build-image nice -n 10 make -C "$IMAGE_DIR" image
+	timed e2e "$IMAGE_DIR/test/e2e.sh" --auto
+	echo "image-ci: all passed" >&2
+	cat "$TIMINGS" >&2
+}
+
+main "$@"

@@ -1,0 +1,71 @@
+#!/bin/bash
+# Builds the Debian arm64 root filesystem with mmdebstrap into a directory cached as
+# build/rootfs-<key>/, where <key> hashes every input (the config, the initramfs hook and this
+# script). An unchanged recipe reuses it (post-build works on a copy); prints its path on stdout.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+rootfs_cache_key() {
+	cat "$IMAGE_DIR/spindle-image.conf" "$IMAGE_DIR/initramfs/spindle-modules" "$0" |
+		sha256sum | cut -c1-16
+}
+
+run_mmdebstrap() {
+	local out=$1
+	local packages="$PACKAGES_BOOT $PACKAGES_DB $PACKAGES_DISK $PACKAGES_EXTRA"
+	local components=${COMPONENTS//,/ }
+	# Essential hooks run before the --include packages are installed:
+	#  1. MODULES=list + our hook: a small initramfs that builds in minutes under emulation.
+	#  2. mariadb-server's postinst bootstraps a datadir with mysql_install_db, which grows to
+	#     ~24 GiB under qemu-user and is OOM-killed; divert it to a no-op during the build.
+	#     (No datadir at image time is what we want anyway.)
+	# Customize hooks run at the end: restore mysql_install_db, keep mariadb.service disabled.
+	# The hooks are run by mmdebstrap's shell with the tree as "$1", hence single quotes.
+	# shellcheck disable=SC2016
+	mmdebstrap --format=directory --arch="$ARCH" --variant=minbase --components="$COMPONENTS" \
+		--include="${packages// /,}" \
+		--essential-hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/etc/initramfs-tools/hooks" && echo MODULES=list > "$1/etc/initramfs-tools/conf.d/spindle-modules-list.conf"' \
+		--essential-hook="install -m 755 '$IMAGE_DIR/initramfs/spindle-modules' \"\$1/etc/initramfs-tools/hooks/spindle-modules\"" \
+		--essential-hook='chroot "$1" dpkg-divert --local --rename --divert /usr/bin/mysql_install_db.distrib --add /usr/bin/mysql_install_db && printf "#!/bin/sh\necho image-build: skipping mysql_install_db >&2\nexit 0\n" > "$1/usr/bin/mysql_install_db" && chmod 755 "$1/usr/bin/mysql_install_db"' \
+		--customize-hook='rm -f "$1/usr/bin/mysql_install_db" && chroot "$1" dpkg-divert --local --rename --remove /usr/bin/mysql_install_db' \
+		--customize-hook='chroot "$1" systemctl disable mariadb.service' \
+		"$SUITE" "$out" \
+		"deb $MIRROR $SUITE $components" \
+		"deb $MIRROR $SUITE-updates $components" \
+		"deb $SECURITY_MIRROR $SUITE-security $components"
+}
+
+# A killed mmdebstrap can leave /proc, /sys, /dev/pts mounted inside its tree: never rm -rf
+# through a mount point.
+remove_partial_tree() {
+	local tree=$1
+	[[ -e $tree ]] || return 0
+	if findmnt -rn -o TARGET | grep -q "^$tree/"; then
+		die "mounts remain under $tree; unmount them (findmnt | grep $tree) and retry"
+	fi
+	rm -rf "$tree"
+}
+
+main() {
+	require_tools mmdebstrap
+	require_binfmt_aarch64
+	mkdir -p "$BUILD_DIR"
+	local key rootfs
+	key=$(rootfs_cache_key)
+	rootfs=$BUILD_DIR/rootfs-$key
+	if [[ -e $rootfs/etc/os-release ]]; then
+		log "rootfs: reusing $rootfs (inputs unchanged)"
+	else
+		log "rootfs: building $rootfs with mmdebstrap (7-15 min)"
+		local start=$SECONDS
+		remove_partial_tree "$rootfs.partial"
+		run_mmdebstrap "$rootfs.partial" >&2
+		mv "$rootfs.partial" "$rootfs"
+		log "rootfs: built in $((SECONDS - start)) s"
+		# Older trees are stale; keep only the current one.
+		find "$BUILD_DIR" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key" -exec rm -rf {} +
+	fi
+	echo "$rootfs"
+}
+
+main "$@"

@@ -1,0 +1,145 @@
+#!/bin/bash
+# Post-build: turns a copy of the cached mmdebstrap tree into the appliance's root tree.
+# Usage: post-build.sh ROOTFS STAGING BINARY
+# Each step is one named function; main() lists them in order.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+ROOTFS=$1
+STAGING=$2
+BINARY=$3
+
+stage_rootfs() {
+	if [[ -e $STAGING ]]; then
+		findmnt -rn -o TARGET | grep -q "^$STAGING/" && die "mounts remain under $STAGING"
+		rm -rf "$STAGING"
+	fi
+	cp -a "$ROOTFS" "$STAGING"
+}
+
+install_overlay() {
+	cp -a "$IMAGE_DIR/rootfs-overlay/." "$STAGING/"
+}
+
+install_binary() {
+	install -D -m 755 "$BINARY" "$STAGING/usr/local/bin/spindle"
+}
+
+# The default configuration comes from the source tree when it has one (config/spindle.toml,
+# owned by the appliance code); otherwise the overlay's placeholder stays.
+install_default_config() {
+	if [[ -f $REPO_DIR/config/spindle.toml ]]; then
+		install -D -m 644 "$REPO_DIR/config/spindle.toml" "$STAGING/etc/spindle/spindle.toml"
+	fi
+	if [[ -d $REPO_DIR/config/profiles ]]; then
+		mkdir -p "$STAGING/etc/spindle/profiles"
+		cp -a "$REPO_DIR/config/profiles/." "$STAGING/etc/spindle/profiles/"
+	fi
+}
+
+# Board files: config.txt names the kernel and initrd raspi-firmware copied to /boot/firmware.
+install_board_files() {
+	local fw=$STAGING/boot/firmware kernel initrd
+	kernel=$(find "$fw" -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' | sort -V | tail -n1)
+	initrd=$(find "$fw" -maxdepth 1 -name 'initrd.img-*' -printf '%f\n' | sort -V | tail -n1)
+	[[ -n $kernel && -n $initrd ]] || die "no kernel/initrd in /boot/firmware (raspi-firmware hook did not run?)"
+	cmp -s "$fw/$initrd" "$STAGING/boot/$initrd" || die "/boot/firmware/$initrd differs from /boot/$initrd"
+	ls "$fw"/bcm2711-rpi-4-b.dtb >/dev/null || die "no Pi 4 device tree in /boot/firmware"
+	sed -e "s/@KERNEL@/$kernel/" -e "s/@INITRD@/$initrd/" "$BOARD_DIR/config.txt" >"$fw/config.txt"
+	install -m 644 "$BOARD_DIR/cmdline.txt" "$fw/cmdline.txt"
+	# Keep raspi-firmware's hook from rewriting our cmdline.txt on a kernel update.
+	printf 'ROOTPART=LABEL=RASPIROOT\nCONSOLES="tty0 ttyS1,115200"\n' >"$STAGING/etc/default/raspi-firmware"
+}
+
+# Read-only root; volatile logs and temp; run data on its own journaled partition.
+configure_fstab() {
+	cat >"$STAGING/etc/fstab" <<-'FSTAB'
+	# <file system>     <mount point>     <type> <options>                                  <dump> <pass>
+	LABEL=RASPIROOT     /                 ext4   ro,noatime,errors=remount-ro               0      1
+	LABEL=RASPIFIRM     /boot/firmware    vfat   ro,noatime,umask=0022,nofail               0      2
+	LABEL=SPINDLEDATA   /var/lib/spindle  ext4   rw,noatime,nodev,nosuid,errors=remount-ro  0      2
+	tmpfs               /tmp              tmpfs  rw,nosuid,nodev,mode=1777,size=256M        0      0
+	tmpfs               /var/tmp          tmpfs  rw,nosuid,nodev,mode=1777,size=64M         0      0
+	tmpfs               /var/log          tmpfs  rw,nosuid,nodev,mode=0755,size=64M         0      0
+	FSTAB
+	mkdir -p "$STAGING/var/lib/spindle"
+}
+
+set_hostname() {
+	echo "$HOSTNAME" >"$STAGING/etc/hostname"
+	printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+		"$HOSTNAME" >"$STAGING/etc/hosts"
+}
+
+# No password works anywhere: root is locked (console login included); there is no network
+# login service in the image at all.
+lock_root() {
+	sed -i -E 's/^root:[^:]*:/root:*:/' "$STAGING/etc/shadow"
+}
+
+# A read-only root cannot commit a machine id: an empty file makes systemd use a transient one
+# (and does not count as "first boot", so no preset-all on the appliance).
+prepare_read_only_root() {
+	: >"$STAGING/etc/machine-id"
+	rm -f "$STAGING/var/lib/dbus/machine-id"
+}
+
+enable_unit() {
+	local unit=$1 target=${2:-multi-user.target}
+	mkdir -p "$STAGING/etc/systemd/system/$target.wants"
+	ln -sf "/etc/systemd/system/$unit" "$STAGING/etc/systemd/system/$target.wants/$unit"
+}
+
+enable_services() {
+	enable_unit spindle.service
+	enable_unit spindle-growdata.service
+	# Test only; runs only with spindle.e2e=smoke on the kernel command line.
+	enable_unit spindle-e2e-smoke.service
+}
+
+# Nothing listens on a network: mask whatever network service a dependency may have brought.
+disable_network_services() {
+	local unit
+	for unit in systemd-networkd.service systemd-networkd.socket systemd-networkd-wait-online.service \
+		systemd-resolved.service systemd-timesyncd.service ssh.service ssh.socket networking.service; do
+		ln -sf /dev/null "$STAGING/etc/systemd/system/$unit"
+	done
+}
+
+# MariaDB ships no datadir in the image: spindle creates one per disk under test.
+remove_mariadb_datadir() {
+	[[ ! -L $STAGING/etc/systemd/system/multi-user.target.wants/mariadb.service ]] ||
+		die "mariadb.service is enabled in the rootfs"
+	find "$STAGING/var/lib/mysql" -mindepth 1 -delete
+}
+
+remove_build_leftovers() {
+	rm -rf "$STAGING"/var/cache/apt/archives/*.deb "$STAGING"/var/lib/apt/lists/*_Packages* "$STAGING"/var/log/*
+	rm -f "$STAGING/usr/sbin/policy-rc.d"
+}
+
+record_manifest() {
+	mkdir -p "$OUT_DIR"
+	dpkg-query --admindir="$STAGING/var/lib/dpkg" -W -f='${Package}\t${Version}\n' >"$OUT_DIR/$IMAGE_NAME.packages"
+}
+
+main() {
+	[[ -d $ROOTFS && -f $BINARY ]] || die "usage: post-build.sh ROOTFS STAGING BINARY"
+	stage_rootfs
+	install_overlay
+	install_binary
+	install_default_config
+	install_board_files
+	configure_fstab
+	set_hostname
+	lock_root
+	prepare_read_only_root
+	enable_services
+	disable_network_services
+	remove_mariadb_datadir
+	remove_build_leftovers
+	record_manifest
+	log "post-build: staged $STAGING"
+}
+
+main "$@"

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Post-image: lays the staged tree out as the SD-card image with genimage (no loop devices,
+# no mounts), then compresses it and writes checksums.
+# Usage: post-image.sh STAGING
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+STAGING=$1
+GENIMAGE_TMP=$BUILD_DIR/genimage-tmp
+
+write_genimage_config() {
+	sed "s/@IMAGE_NAME@/$IMAGE_NAME/" "$BOARD_DIR/genimage.cfg" >"$BUILD_DIR/genimage.cfg"
+}
+
+run_genimage() {
+	rm -rf "$GENIMAGE_TMP" "$OUT_DIR/$IMAGE_NAME.img"
+	mkdir -p "$OUT_DIR" "$BUILD_DIR/genimage-input"
+	genimage --config "$BUILD_DIR/genimage.cfg" --rootpath "$STAGING" --tmppath "$GENIMAGE_TMP" \
+		--inputpath "$BUILD_DIR/genimage-input" --outputpath "$BUILD_DIR/genimage-out"
+	mv "$BUILD_DIR/genimage-out/$IMAGE_NAME.img" "$OUT_DIR/$IMAGE_NAME.img"
+	rm -rf "$GENIMAGE_TMP"
+}
+
+compress_image() {
+	rm -f "$OUT_DIR/$IMAGE_NAME.img.xz"
+	xz -T0 -3 -k "$OUT_DIR/$IMAGE_NAME.img"
+}
+
+write_checksums() {
+	(cd "$OUT_DIR" && sha256sum "$IMAGE_NAME.img" >"$IMAGE_NAME.img.sha256" &&
+		sha256sum "$IMAGE_NAME.img.xz" >"$IMAGE_NAME.img.xz.sha256")
+}
+
+main() {
+	require_tools genimage mkdosfs mcopy mke2fs xz
+	write_genimage_config
+	run_genimage
+	compress_image
+	write_checksums
+	log "image: $OUT_DIR/$IMAGE_NAME.img ($(du -h --apparent-size "$OUT_DIR/$IMAGE_NAME.img" | cut -f1) nominal," \
+		"$(du -h "$OUT_DIR/$IMAGE_NAME.img" | cut -f1) allocated), .img.xz $(du -h "$OUT_DIR/$IMAGE_NAME.img.xz" | cut -f1)"
+}
+
+main "$@"
