@@ -106,6 +106,16 @@ disable_network_services() {
 	done
 }
 
+# Periodic jobs would disturb a benchmark (fstrim -A trims the disks under test) or need a
+# network and a writable root (apt-daily): none of them runs on the appliance.
+disable_periodic_jobs() {
+	local unit
+	for unit in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
+		fstrim.timer; do
+		ln -sf /dev/null "$STAGING/etc/systemd/system/$unit"
+	done
+}
+
 # MariaDB ships no datadir in the image: spindle creates one per disk under test.
 remove_mariadb_datadir() {
 	[[ ! -L $STAGING/etc/systemd/system/multi-user.target.wants/mariadb.service ]] ||
@@ -136,6 +146,7 @@ main() {
 	prepare_read_only_root
 	enable_services
 	disable_network_services
+	disable_periodic_jobs
 	remove_mariadb_datadir
 	remove_build_leftovers
 	record_manifest
