@@ -33,9 +33,13 @@ write_checksums() {
 
 main() {
 	require_tools genimage mkdosfs mcopy mke2fs xz
+	local t=$SECONDS
 	write_genimage_config
 	run_genimage
+	log "genimage: $((SECONDS - t)) s"
+	t=$SECONDS
 	compress_image
+	log "xz: $((SECONDS - t)) s"
 	write_checksums
 	log "image: $OUT_DIR/$IMAGE_NAME.img ($(du -h --apparent-size "$OUT_DIR/$IMAGE_NAME.img" | cut -f1) nominal," \
 		"$(du -h "$OUT_DIR/$IMAGE_NAME.img" | cut -f1) allocated), .img.xz $(du -h "$OUT_DIR/$IMAGE_NAME.img.xz" | cut -f1)"

@@ -147,7 +147,7 @@ run_qemu() {
 		-display none -monitor none -serial "file:$console" -nic none -no-reboot \
 		-kernel "$WORK/vmlinuz" -initrd "$WORK/initrd.img" -append "$(kernel_cmdline)" \
 		-drive if=none,id=sd,file="$WORK/sdcard.qcow2",format=qcow2 -device virtio-blk-pci,drive=sd \
-		-device qemu-xhci,id=xhci,p2=4,p3=4 \
+		-device qemu-xhci,id=xhci,p2=8,p3=8 \
 		-drive if=none,id=d1,file="$WORK/blank1.img",format=raw \
 		-device usb-storage,bus=xhci.0,drive=d1,serial=$SERIAL_BLANK_BOT \
 		-device usb-uas,id=uas,bus=xhci.0,serial=$SERIAL_BLANK_UAS \
@@ -165,13 +165,19 @@ run_qemu() {
 	log "guest powered off after ${QEMU_SECONDS}s"
 }
 
+# The console log without colour codes and carriage returns, for matching.
+clean_console_log() {
+	sed -e 's/\x1b\[[0-9;]*[a-zA-Z]//g' -e 's/\r//g' "$ARTIFACTS/console.log" >"$ARTIFACTS/console.txt"
+}
+
 # "SPINDLE-E2E: disk dev=/dev/sdb serial=BLANK1 speed=5000 driver=usb-storage ..." lines.
-console_has() { grep -qE "$1" "$ARTIFACTS/console.log"; }
+console_has() { grep -qaE "$1" "$ARTIFACTS/console.txt"; }
 disk_line_has() { console_has "SPINDLE-E2E: disk .*serial=$1 .*$2"; }
 
 check_smoke() {
 	check "spindle --version ran" console_has '^spindle [0-9]'
 	check "smoke test step version" console_has 'SPINDLE-E2E: step version rc=0'
+	check "no failed systemd units" console_has 'SPINDLE-E2E: failed-units count=0'
 	check "root filesystem mounted read-only" console_has 'SPINDLE-E2E: root-mount ro[,$]'
 	check "data partition grown to the card" console_has 'spindle-growdata: grew'
 	check "BLANK1: USB3, usb-storage, blank" disk_line_has $SERIAL_BLANK_BOT 'speed=5000 driver=usb-storage .*signature=none'
@@ -191,8 +197,8 @@ check_smoke() {
 }
 
 check_disks_json() {
-	sed -n '/SPINDLE-E2E: disks-json-begin/,/SPINDLE-E2E: disks-json-end/p' "$ARTIFACTS/console.log" |
-		sed '1d;$d' | tr -d '\r' >"$ARTIFACTS/disks.json"
+	sed -n '/SPINDLE-E2E: disks-json-begin/,/SPINDLE-E2E: disks-json-end/p' "$ARTIFACTS/console.txt" |
+		sed '1d;$d' >"$ARTIFACTS/disks.json"
 	python3 - "$ARTIFACTS/disks.json" "$SERIAL_BLANK_BOT" "$SERIAL_DATADISK" "$SERIAL_USB2" <<-'PY'
 	import json, sys
 	text = open(sys.argv[1]).read()
@@ -265,7 +271,7 @@ check_datadisk_unchanged() {
 
 write_summary() {
 	local boot
-	boot=$(grep -oE 'SPINDLE-E2E: start uptime=[0-9.]+' "$ARTIFACTS/console.log" | grep -oE '[0-9.]+$' || true)
+	boot=$(grep -aoE 'SPINDLE-E2E: start uptime=[0-9.]+' "$ARTIFACTS/console.txt" | grep -oE '[0-9.]+$' || true)
 	{
 		echo "mode=$MODE"
 		echo "image=$IMAGE"
@@ -290,6 +296,7 @@ main() {
 	mkdir -p "$ARTIFACTS"
 	make_disks
 	run_qemu
+	clean_console_log
 	copy_stick_contents
 	case $MODE in
 	smoke) check_smoke ;;
