@@ -114,7 +114,6 @@ make_results_stick() {
 	truncate -s 256M "$WORK/stick.img"
 	mkfs.vfat -F 32 -n SPINDLE "$WORK/stick.img" >/dev/null
 	mcopy -i "$WORK/stick.img" "$IMAGE_DIR/test/stick/spindle.toml" ::/spindle.toml
-	mcopy -i "$WORK/stick.img" "$IMAGE_DIR/test/stick/e2e-tiny.toml" ::/e2e-tiny.toml
 }
 
 make_disks() {
