@@ -93,8 +93,9 @@ enable_unit() {
 enable_services() {
 	enable_unit spindle.service
 	enable_unit spindle-growdata.service
-	# Test only; runs only with spindle.e2e=smoke on the kernel command line.
+	# Test only; each runs only with spindle.e2e=smoke|full on the kernel command line.
 	enable_unit spindle-e2e-smoke.service
+	enable_unit spindle-e2e-full.service
 }
 
 # Nothing listens on a network: mask whatever network service a dependency may have brought.

@@ -134,7 +134,7 @@ kernel_cmdline() {
 	local cmdline="console=ttyAMA0 root=LABEL=RASPIROOT ro fsck.repair=yes rootwait net.ifnames=0"
 	case $MODE in
 	smoke) cmdline+=" spindle.e2e=smoke" ;;
-	full) cmdline+=" spindle.poweroff_after_run=1" ;;
+	full) cmdline+=" spindle.e2e=full spindle.poweroff_after_run=1" ;;
 	esac
 	echo "$cmdline"
 }
@@ -236,8 +236,7 @@ check_disks_json() {
 	PY
 }
 
-# The stick is read with mtools; the bundle layout belongs to the appliance/sink code, so the
-# checks look for what must be there whatever the layout: JSON documents naming each disk.
+# The stick is read with mtools (no mount).
 copy_stick_contents() {
 	rm -rf "$ARTIFACTS/stick"
 	mkdir -p "$ARTIFACTS/stick"
@@ -245,51 +244,54 @@ copy_stick_contents() {
 	(cd "$ARTIFACTS/stick" && find . -type f | sort) >"$ARTIFACTS/stick-files.txt"
 }
 
+# The bundle (results.json schema_version 1, written by the appliance's sink): one complete run
+# in spindle/<run-id>/ with results.json, summary.txt, results.csv; both blank disks benchmarked
+# with every fileio and OLTP phase ok; the data disk and the USB2 disk skipped with a reason.
 check_bundle() {
 	python3 - "$ARTIFACTS/stick" "$SERIAL_BLANK_BOT" "$SERIAL_BLANK_UAS" "$SERIAL_DATADISK" "$SERIAL_USB2" <<-'PY'
 	import json, pathlib, sys
 	root = pathlib.Path(sys.argv[1]); blank1, blank2, data, usb2 = sys.argv[2:6]
-	docs = []
-	for p in root.rglob("*.json"):
-	    try:
-	        docs.append((p, json.loads(p.read_text())))
-	    except ValueError as e:
-	        sys.exit(f"{p}: not valid JSON: {e}")
-	if not docs:
-	    sys.exit("no JSON results on the stick")
-	blob = "\n".join(json.dumps(d) for _, d in docs).lower()
-	problems = []
+	runs = sorted(p.parent for p in root.glob("spindle/*/results.json"))
+	if len(runs) != 1:
+	    sys.exit(f"expected one run bundle under spindle/ on the stick, found {len(runs)}")
+	run = runs[0]
+	problems = [f"{run.name}/{f} missing" for f in ("summary.txt", "results.csv") if not (run / f).is_file()]
+	d = json.loads((run / "results.json").read_text())
+	if d.get("schema_version") != 1:
+	    problems.append(f"schema_version {d.get('schema_version')} (checks written for 1)")
+	if d.get("status") != "complete":
+	    problems.append(f"run status {d.get('status')!r}, expected 'complete'")
+	targets = {(t.get("disk") or {}).get("serial"): t for t in d.get("targets", [])}
 	for serial in (blank1, blank2):
-	    if serial.lower() not in blob:
-	        problems.append(f"no results for {serial}")
-	for kind in ("fileio", "oltp"):
-	    if kind not in blob:
-	        problems.append(f"no {kind} results")
-	def skipped_with_reason(serial):
-	    found = []
-	    def walk(x):
-	        if isinstance(x, dict):
-	            text = json.dumps(x).lower()
-	            if serial.lower() in text and "skip" in text and "reason" in text:
-	                found.append(x)
-	            for v in x.values():
-	                walk(v)
-	        elif isinstance(x, list):
-	            for v in x:
-	                walk(v)
-	    for _, d in docs:
-	        walk(d)
-	    return bool(found)
-	for serial in (data, usb2):
-	    if not skipped_with_reason(serial):
-	        problems.append(f"{serial} not listed as skipped with a reason")
-	print(f"{len(docs)} JSON documents on the stick")
-	sys.exit("; ".join(problems) if problems else 0)
+	    t = targets.get(serial)
+	    if t is None:
+	        problems.append(f"{serial}: not benchmarked (targets: {sorted(map(str, targets))})")
+	        continue
+	    phases = t.get("phases", [])
+	    bad = [(p["name"], p["status"]) for p in phases if p.get("status") != "ok"]
+	    if bad:
+	        problems.append(f"{serial}: phases not ok: {bad}")
+	    for kind in ("fileio-", "oltp-"):
+	        runs_of_kind = [p for p in phases if p["name"].startswith(kind) and p.get("result") is not None]
+	        if not runs_of_kind:
+	            problems.append(f"{serial}: no {kind[:-1]} results")
+	skipped = d.get("skipped", [])
+	for serial, why in ((data, "holds data"), (usb2, "USB 2")):
+	    s = [x for x in skipped if serial in x.get("id", "")]
+	    if not s:
+	        problems.append(f"{serial}: not listed as skipped")
+	    elif why not in s[0].get("reason", ""):
+	        problems.append(f"{serial}: skip reason {s[0].get('reason')!r} lacks {why!r}")
+	for p in problems:
+	    print("bundle:", p)
+	print(f"bundle {run.name}: {len(targets)} targets, {len(skipped)} skipped")
+	sys.exit(1 if problems else 0)
 	PY
 }
 
 check_full() {
 	check "spindle.service started at boot" console_has 'Started spindle\.service'
+	check "daemon finished the run and the stick was safe to remove" console_has 'SPINDLE-E2E: run finished'
 	check "results bundle on the stick (fileio+OLTP for both blank disks, skips with reasons)" check_bundle
 }
 
@@ -318,7 +320,7 @@ main() {
 	extract_kernel_initrd
 	extract_root_partition
 	detect_mode
-	TIMEOUT=${TIMEOUT:-$([[ $MODE == full ]] && echo 2400 || echo 900)}
+	TIMEOUT=${TIMEOUT:-$([[ $MODE == full ]] && echo 1500 || echo 900)}
 	ARTIFACTS=$REPO_DIR/ci-artifacts/e2e-$MODE
 	rm -rf "$ARTIFACTS"
 	mkdir -p "$ARTIFACTS"
