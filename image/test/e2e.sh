@@ -74,7 +74,8 @@ extract_kernel_initrd() {
 detect_mode() {
 	[[ $MODE == auto ]] || return 0
 	local bin=$WORK/spindle
-	debugfs -R "dump /usr/local/bin/spindle $bin" "$WORK/root.ext4" >/dev/null 2>&1 || true
+	rm -f "$bin"
+	debugfs -R "dump -p /usr/local/bin/spindle $bin" "$WORK/root.ext4" >/dev/null 2>&1 || true
 	if [[ -s $bin ]] && qemu-aarch64 "$bin" daemon --help >/dev/null 2>&1; then
 		MODE=full
 	else
