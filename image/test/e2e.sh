@@ -291,7 +291,7 @@ check_bundle() {
 }
 
 check_full() {
-	check "spindle.service started at boot" console_has 'Started spindle\.service'
+	check "spindle daemon ran at boot (spindle.service output on the console)" console_has '^\[ *[0-9.]+\] spindle\[[0-9]+\]: spindle: '
 	check "daemon finished the run and the stick was safe to remove" console_has 'SPINDLE-E2E: run finished'
 	check "results bundle on the stick (fileio+OLTP for both blank disks, skips with reasons)" check_bundle
 }
