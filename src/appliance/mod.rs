@@ -1,1 +1,5 @@
-//! The appliance run plan, its pure state machine and the daemon loop (filled by the appliance issue).
+//! The appliance run: the plan (pure), the suite runner that executes it across targets, and
+//! (later) the state machine and daemon loop that drive it from the button.
+
+pub mod plan;
+pub mod suite;

@@ -4,6 +4,7 @@
 //! name the option and say what would be accepted.
 
 pub mod fileio;
+pub mod profile;
 
 use anyhow::bail;
 

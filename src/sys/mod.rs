@@ -4,6 +4,7 @@
 pub mod host;
 pub mod runner;
 pub mod signals;
+pub mod state;
 
 pub use host::HostInfo;
 pub use runner::CommandRunner;
