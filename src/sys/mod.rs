@@ -4,6 +4,8 @@
 pub mod host;
 
 pub use host::HostInfo;
+pub mod root;
 pub mod runner;
 
+pub use root::SysRoot;
 pub use runner::CommandRunner;
