@@ -14,7 +14,24 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// List block devices and say which ones can be benchmarked, and why not.
+    Disks(DisksArgs),
+}
+
+/// `spindle disks`: discovery and classification of benchmark targets.
+#[derive(Debug, clap::Args)]
+pub struct DisksArgs {
+    /// Print the full facts and verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also list loop devices, RAM disks, dm/md devices and optical drives.
+    #[arg(long)]
+    pub all: bool,
+    /// Read /sys, /proc, /dev and /run under DIR instead of / (fixture trees, images).
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub sysroot: std::path::PathBuf,
+}
 
 /// Parses `args` and runs the chosen subcommand; returns the exit code.
 pub fn run<I, T>(args: I) -> anyhow::Result<i32>
@@ -31,5 +48,7 @@ where
             return Ok(code);
         }
     };
-    match cli.command {}
+    match cli.command {
+        Command::Disks(a) => crate::disk::run_disks_command(&a.sysroot, a.json, a.all),
+    }
 }

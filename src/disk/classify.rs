@@ -147,7 +147,7 @@ impl fmt::Display for Exclusion {
             Exclusion::NoMedium { detail } => write!(f, "no medium ({detail})"),
             Exclusion::ReadOnly => write!(f, "read-only (write-protect switch or read-only device)"),
             Exclusion::Busy { detail } => {
-                write!(f, "busy: {detail}; spindle never writes to a filesystem it did not mount (unmount it to use the disk)")
+                write!(f, "busy: {detail}; spindle never writes to a disk in use (unmount it, or stop the swap/volume, to use it)")
             }
             Exclusion::NotUsb { transport } => write!(
                 f,

@@ -215,7 +215,8 @@ fn read_disk(root: &SysRoot, view: &SystemView, name: &str) -> Disk {
     d.rotational = attr("queue/rotational").map(|v| v == "1");
     d.logical_block_size = attr("queue/logical_block_size").and_then(|v| v.parse().ok());
     d.physical_block_size = attr("queue/physical_block_size").and_then(|v| v.parse().ok());
-    d.vendor = clean(attr("device/vendor"));
+    // virtio's device/vendor is a PCI id ("0x1af4"), not a name.
+    d.vendor = clean(attr("device/vendor")).filter(|v| !v.starts_with("0x"));
     d.model = clean(attr("device/model").or_else(|| attr("device/name")));
     d.backing_file = attr("loop/backing_file").map(PathBuf::from);
 
@@ -451,7 +452,11 @@ fn mark_boot(root: &SysRoot, view: &SystemView, disks: &mut [Disk]) {
             continue;
         }
         if let Some(dev) = view.mount_device(root, m) {
-            for disk in disks_under(root, &dev, 0) {
+            let mut under = disks_under(root, &dev, 0);
+            if root.exists(format!("/sys/block/{dev}")) && !under.contains(&dev) {
+                under.push(dev.clone());
+            }
+            for disk in under {
                 reasons
                     .entry(disk)
                     .or_insert_with(|| format!("{dev} is mounted at {mp}"));

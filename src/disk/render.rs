@@ -88,6 +88,16 @@ pub fn render_table(reports: &[DiskReport]) -> String {
             ],
             &mut out,
         );
+        for sig in &r.disk.signatures {
+            let mut s = format!("    (whole disk) {}", sig.kind.blkid_name());
+            if let Some(l) = &sig.label {
+                let _ = write!(s, " '{l}'");
+            }
+            for m in &r.disk.mounts {
+                let _ = write!(s, " on {}", m.mount_point.display());
+            }
+            let _ = writeln!(out, "{s}");
+        }
         for p in &r.disk.partitions {
             let mut s = format!("    {}", p.name);
             if let Some(sz) = p.size_bytes {
