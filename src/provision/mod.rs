@@ -1,1 +1,3 @@
 //! Disk preparation and the private mysqld: flavor detection, datadir init, my.cnf, lifecycle.
+
+pub mod prepare;
