@@ -371,3 +371,27 @@ fn cli_runs_on_a_fixture() {
         spindle::run_from_args(["spindle", "disks", "--sysroot", "/nonexistent-root"]).unwrap_err();
     assert!(format!("{err:#}").contains("not a Linux sysfs tree"));
 }
+
+#[test]
+fn pi5_one_controller_per_usb3_port_and_a_disk_used_by_a_loop_device() {
+    let v = verdicts("pi5-usb3", &DiskPolicy::default());
+    assert!(matches!(
+        reason(&v["mmcblk0"]),
+        Exclusion::BootDevice { .. }
+    ));
+    assert_eq!(v["sda"], BLANK);
+    match reason(&v["sdb"]) {
+        Exclusion::Busy { detail } => assert_eq!(detail, "sdb is used by loop0"),
+        other => panic!("{other}"),
+    }
+    let d = disks("pi5-usb3", false);
+    let hubs: Vec<&str> = d["sdb"]
+        .usb
+        .as_ref()
+        .unwrap()
+        .hubs
+        .iter()
+        .map(|h| h.name.as_str())
+        .collect();
+    assert_eq!(hubs, ["usb4"]);
+}

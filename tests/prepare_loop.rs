@@ -441,3 +441,121 @@ fn mounted_filesystem_is_refused_and_stays_mounted() {
         "do not lose me\n"
     );
 }
+
+#[test]
+fn xfs_and_btrfs_when_configured() {
+    for (fs, tool) in [
+        (spindle::disk::FsKind::Xfs, "mkfs.xfs"),
+        (spindle::disk::FsKind::Btrfs, "mkfs.btrfs"),
+    ] {
+        assert!(
+            spindle::sys::runner::which(tool).is_some(),
+            "this test needs {tool} (apt-get install xfsprogs btrfs-progs)"
+        );
+        let mut lab = Lab::new();
+        let (img, dev) = lab.image("fs.img", 320);
+        let disk = lab.disk(&dev);
+        let policy = DiskPolicy {
+            filesystem: fs,
+            ..loop_policy()
+        };
+        let plan = plan_preparation(&disk, &policy);
+        let runner = CommandRunner { quiet: true };
+        let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+            .unwrap_or_else(|e| panic!("prepare {dev} as {}: {e:#}", fs.name()));
+        assert_eq!(t.filesystem, fs.name());
+        let label = t.label.clone().unwrap();
+        assert!(label.len() <= fs.max_label_len(), "{label}");
+        let opts = mount_options(&t.mount_point).expect("mounted");
+        assert!(opts.contains("noatime"), "{opts}");
+        std::fs::write(t.work_dir.join("probe"), "x").unwrap();
+        release(&t, &runner).unwrap();
+        let ht = read_head_tail(&img, 0, None).unwrap();
+        let e = parse_partition_table(&ht.head, 512).unwrap().entries[0].clone();
+        let sig = read_head_tail(&img, e.start_bytes, Some(e.size_bytes))
+            .unwrap()
+            .signatures()
+            .into_iter()
+            .next()
+            .unwrap();
+        assert_eq!(sig.kind.blkid_name(), fs.name());
+        assert_eq!(sig.label.as_deref(), Some(label.as_str()));
+    }
+}
+
+/// A GPT image with ext4 in partition 1, attached without partition scanning: discovery reads
+/// the partition from the table, and existing-filesystem mode mounts it through an offset loop.
+#[test]
+fn existing_filesystem_on_a_partition_the_kernel_does_not_show() {
+    let mut lab = Lab::new();
+    let img = lab.path("gpt-data.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let i = img.to_str().unwrap();
+    sh(
+        "parted",
+        &["-s", i, "mklabel", "gpt", "mkpart", "data", "1MiB", "63MiB"],
+    );
+    let src = lab.path("content");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("notes.txt"), "do not lose me\n").unwrap();
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-L",
+            "data",
+            "-d",
+            src.to_str().unwrap(),
+            "-E",
+            "offset=1048576",
+            i,
+            "60M",
+        ],
+    );
+    let before = sha256(&img);
+    let dev = lab.attach(&img);
+    let disk = lab.disk(&dev);
+    let p1 = disk
+        .partitions
+        .first()
+        .expect("partition read from the GPT");
+    assert!(!p1.in_kernel);
+    assert_eq!(
+        (p1.fs_type.as_deref(), p1.label.as_deref()),
+        (Some("ext4"), Some("data"))
+    );
+    assert_eq!(disk.partition_table.as_deref(), Some("gpt"));
+
+    // Default policy: holds data, skipped, bytes unchanged.
+    let plan = plan_preparation(&disk, &loop_policy());
+    assert!(matches!(plan, Preparation::Skip { .. }), "{plan:?}");
+    assert_eq!(sha256(&img), before);
+
+    let policy = DiskPolicy {
+        use_existing_filesystem: true,
+        ..loop_policy()
+    };
+    let plan = plan_preparation(&disk, &policy);
+    assert_eq!(
+        plan,
+        Preparation::UseExisting {
+            device: format!("{}p1", disk.name),
+            fs_type: "ext4".into()
+        }
+    );
+    let runner = CommandRunner { quiet: true };
+    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+        .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}"));
+    assert!(t.offset_loop.is_some(), "{:?}", t.commands);
+    assert_eq!(
+        std::fs::read_to_string(t.mount_point.join("notes.txt")).unwrap(),
+        "do not lose me\n"
+    );
+    assert!(t.work_dir.is_dir());
+    release(&t, &runner).unwrap();
+    assert!(mount_options(&t.mount_point).is_none());
+}

@@ -526,6 +526,28 @@ fn resolve_root_spec(root: &SysRoot, spec: &str, disks: &[Disk]) -> Vec<String> 
     dev_path_to_name(root, spec).into_iter().collect()
 }
 
+/// A loop device whose backing file is a disk or partition (`/dev/sdb1`) uses that device:
+/// record it as a holder so the disk counts as busy.
+fn mark_loop_backed(disks: &mut [Disk]) {
+    let users: Vec<(String, String)> = disks
+        .iter()
+        .filter_map(|d| {
+            let target = d.backing_file.as_ref()?.to_str()?.strip_prefix("/dev/")?;
+            Some((target.to_string(), d.name.clone()))
+        })
+        .collect();
+    for (target, user) in users {
+        for d in disks.iter_mut() {
+            if d.name == target {
+                d.holders.push(user.clone());
+            }
+            for p in d.partitions.iter_mut().filter(|p| p.name == target) {
+                p.holders.push(user.clone());
+            }
+        }
+    }
+}
+
 /// Every block device of the root, with the boot device marked (nothing filtered out).
 pub fn scan_all(root: &SysRoot) -> anyhow::Result<Vec<Disk>> {
     if !root.is_dir("/sys/block") {
@@ -541,6 +563,7 @@ pub fn scan_all(root: &SysRoot) -> anyhow::Result<Vec<Disk>> {
         .map(|n| read_disk(root, &view, n))
         .collect();
     mark_boot(root, &view, &mut disks);
+    mark_loop_backed(&mut disks);
     Ok(disks)
 }
 
