@@ -6,7 +6,7 @@
 use spindle::disk::signature::{parse_partition_table, read_head_tail, SignatureKind};
 use spindle::disk::{find_disk, Disk, DiskPolicy};
 use spindle::provision::prepare::{
-    plan_preparation, prepare, prepare_with, release, Preparation, PrepareOptions,
+    plan_preparation, prepare, prepare_with, release, Preparation, PrepareOptions, ReleaseGuard,
 };
 use spindle::sys::{CommandRunner, SysRoot};
 use std::path::{Path, PathBuf};
@@ -366,8 +366,12 @@ fn existing_filesystem_is_used_in_a_spindle_folder_then_cleaned() {
         }
     );
     let runner = CommandRunner { quiet: true };
-    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
-        .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}"));
+    let guard = ReleaseGuard::new(
+        prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+            .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}")),
+        runner.clone(),
+    );
+    let t = guard.target().clone();
     assert!(!t.erased);
     assert_eq!(t.work_dir, t.mount_point.join("spindle"));
     std::fs::write(t.work_dir.join("sbtest.dat"), vec![7u8; 4096]).unwrap();
@@ -375,7 +379,7 @@ fn existing_filesystem_is_used_in_a_spindle_folder_then_cleaned() {
         std::fs::read_to_string(t.mount_point.join("notes.txt")).unwrap(),
         "do not lose me\n"
     );
-    release(&t, &runner).unwrap_or_else(|e| panic!("release: {e:#}"));
+    drop(guard); // releases
     assert!(mount_options(&t.mount_point).is_none());
 
     // Look again, read-only: the user's files are there, spindle/ is gone.

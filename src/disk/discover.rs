@@ -631,6 +631,36 @@ mod tests {
     }
 
     #[test]
+    fn root_spec_resolves_without_by_links_from_udev_or_probed_facts() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::new(dir.path());
+        let disks = vec![Disk {
+            name: "sda".into(),
+            partitions: vec![Partition {
+                name: "sda2".into(),
+                partuuid: Some("e8af6eb2-02".into()),
+                label: Some("rootfs".into()),
+                uuid: Some("0d1b2c3a-1111".into()),
+                ..Partition::default()
+            }],
+            ..Disk::default()
+        }];
+        for spec in [
+            "PARTUUID=E8AF6EB2-02",
+            "LABEL=rootfs",
+            "UUID=0d1b2c3a-1111",
+            "/dev/sda2",
+        ] {
+            assert_eq!(
+                resolve_root_spec(&root, spec, &disks),
+                vec!["sda2"],
+                "{spec}"
+            );
+        }
+        assert!(resolve_root_spec(&root, "LABEL=other", &disks).is_empty());
+    }
+
+    #[test]
     fn missing_sys_block_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let err = scan(&SysRoot::new(dir.path()), false).unwrap_err();
