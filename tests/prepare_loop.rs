@@ -563,3 +563,43 @@ fn existing_filesystem_on_a_partition_the_kernel_does_not_show() {
     release(&t, &runner).unwrap();
     assert!(mount_options(&t.mount_point).is_none());
 }
+
+/// A second run finds the disk spindle formatted in the first: it holds data now, and is
+/// erased again only with `reerase_spindle_disks`.
+#[test]
+fn spindle_formatted_disk_is_reerased_only_when_allowed() {
+    let mut lab = Lab::new();
+    let (_img, dev) = lab.image("again.img", 64);
+    let policy = loop_policy();
+    let runner = CommandRunner { quiet: true };
+    let disk = lab.disk(&dev);
+    let t = prepare(
+        &disk,
+        &plan_preparation(&disk, &policy),
+        &policy,
+        &lab.run_dir(),
+        &runner,
+    )
+    .unwrap_or_else(|e| panic!("first prepare {dev}: {e:#}"));
+    release(&t, &runner).unwrap();
+
+    let disk = lab.disk(&dev);
+    match plan_preparation(&disk, &policy) {
+        Preparation::Skip { reason } => {
+            assert!(reason.contains("formatted by spindle earlier"), "{reason}")
+        }
+        other => panic!("second run must not erase without permission: {other:?}"),
+    }
+    let again = DiskPolicy {
+        reerase_spindle_disks: true,
+        ..loop_policy()
+    };
+    let plan = plan_preparation(&disk, &again);
+    assert!(
+        matches!(plan, Preparation::Erase { named: true, .. }),
+        "{plan:?}"
+    );
+    let t = prepare(&disk, &plan, &again, &lab.run_dir(), &runner)
+        .unwrap_or_else(|e| panic!("second prepare {dev}: {e:#}"));
+    release(&t, &runner).unwrap();
+}

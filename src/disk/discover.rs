@@ -578,10 +578,16 @@ pub fn scan(root: &SysRoot, all: bool) -> anyhow::Result<Vec<Disk>> {
             if d.name.contains("boot") && t == Transport::Mmc || d.name.contains("rpmb") {
                 return false;
             }
-            if t.is_disk() {
+            // Network/flash block devices that are listed by the hundred when unused.
+            let pseudo = ["nbd", "mtdblock", "ubiblock"]
+                .iter()
+                .any(|p| d.name.starts_with(p));
+            if t.is_disk() && !pseudo {
                 return true;
             }
-            all && !(t == Transport::Loop && d.backing_file.is_none())
+            let unused = (t == Transport::Loop && d.backing_file.is_none())
+                || (pseudo && d.size_bytes.unwrap_or(0) == 0);
+            all && !unused
         })
         .collect())
 }
