@@ -11,15 +11,32 @@ use serde::Serialize;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Phase {
     /// Record kernel, CPU, RAM, temperature, throttling and the disk's link before/after.
-    SystemState { when: &'static str },
-    FileioPrepare { set: usize },
-    FileioRun { set: usize, mode: TestMode, threads: u32 },
-    FileioCleanup { set: usize },
+    SystemState {
+        when: &'static str,
+    },
+    FileioPrepare {
+        set: usize,
+    },
+    FileioRun {
+        set: usize,
+        mode: TestMode,
+        threads: u32,
+    },
+    FileioCleanup {
+        set: usize,
+    },
     /// Initialise a datadir on the target and start a private server.
     MysqldStart,
-    OltpPrepare { workload: Workload },
-    OltpRun { workload: Workload, threads: u32 },
-    OltpCleanup { workload: Workload },
+    OltpPrepare {
+        workload: Workload,
+    },
+    OltpRun {
+        workload: Workload,
+        threads: u32,
+    },
+    OltpCleanup {
+        workload: Workload,
+    },
     MysqldStop,
 }
 
@@ -45,7 +62,10 @@ impl Phase {
     pub fn is_cleanup(&self) -> bool {
         matches!(
             self,
-            Phase::FileioCleanup { .. } | Phase::OltpCleanup { .. } | Phase::MysqldStop | Phase::SystemState { when: "after" }
+            Phase::FileioCleanup { .. }
+                | Phase::OltpCleanup { .. }
+                | Phase::MysqldStop
+                | Phase::SystemState { when: "after" }
         )
     }
 

@@ -12,7 +12,9 @@ use crate::config::profile::{FileioSet, Profile};
 use crate::fileio::{self, FileioConfig, TestMode};
 use crate::oltp::{self, OltpConfig, Workload};
 use crate::provision::mysqld;
-use crate::report::suite::{write_bundle, PhaseResult, Skipped, SuiteResult, TargetResult, SUITE_SCHEMA_VERSION};
+use crate::report::suite::{
+    write_bundle, PhaseResult, Skipped, SuiteResult, TargetResult, SUITE_SCHEMA_VERSION,
+};
 use crate::report::{BenchResult, ToolInfo};
 use crate::sys::state;
 use anyhow::{bail, Context};
@@ -27,7 +29,15 @@ const WORK_MARKER: &str = ".spindle-work";
 /// Receives progress (the CLI prints it; the appliance drives LEDs from it). Called from the
 /// suite's thread.
 pub trait SuiteObserver: Sync {
-    fn phase_started(&self, _target: &str, _phase: &str, _index: usize, _total: usize, _eta_s: u64) {}
+    fn phase_started(
+        &self,
+        _target: &str,
+        _phase: &str,
+        _index: usize,
+        _total: usize,
+        _eta_s: u64,
+    ) {
+    }
     fn phase_finished(&self, _target: &str, _phase: &str, _ok: bool) {}
     fn message(&self, _line: &str) {}
 }
@@ -112,7 +122,11 @@ fn drop_caches() -> bool {
 
 /// Runs the whole suite. Errors only for problems before anything ran (bad output directory);
 /// everything after that is recorded in the returned result.
-pub fn run_suite(opts: &SuiteOptions, observer: &dyn SuiteObserver, stop: &AtomicBool) -> anyhow::Result<SuiteResult> {
+pub fn run_suite(
+    opts: &SuiteOptions,
+    observer: &dyn SuiteObserver,
+    stop: &AtomicBool,
+) -> anyhow::Result<SuiteResult> {
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("--out: could not create '{}'", opts.out_dir.display()))?;
     let plan = phases(&opts.profile);
@@ -151,7 +165,12 @@ pub fn run_suite(opts: &SuiteOptions, observer: &dyn SuiteObserver, stop: &Atomi
         let ti = result.targets.len() - 1;
         let sampler = Sampler::start(opts.sysroot.clone(), opts.sample_interval);
         let mut run = match open_work_dir(&spec.dir) {
-            Ok(work) => TargetRun { work, fileio_ok: vec![false; opts.profile.fileio.len()], server: None, oltp_prepared: None },
+            Ok(work) => TargetRun {
+                work,
+                fileio_ok: vec![false; opts.profile.fileio.len()],
+                server: None,
+                oltp_prepared: None,
+            },
             Err(e) => {
                 result.targets[ti].phases.push(PhaseResult {
                     name: "setup".into(),
@@ -175,37 +194,86 @@ pub fn run_suite(opts: &SuiteOptions, observer: &dyn SuiteObserver, stop: &Atomi
             let t0 = Instant::now();
             let stopped = stop.load(Ordering::Relaxed);
             let pr = if stopped && !phase.is_cleanup() {
-                PhaseResult { name: name.clone(), status: "aborted".into(), seconds: 0.0, error: Some("the run was stopped".into()), notes: vec![], result: None }
+                PhaseResult {
+                    name: name.clone(),
+                    status: "aborted".into(),
+                    seconds: 0.0,
+                    error: Some("the run was stopped".into()),
+                    notes: vec![],
+                    result: None,
+                }
             } else {
                 let mut notes = Vec::new();
-                let outcome = run_phase(opts, &mut run, phase, &mut notes, &mut result.targets[ti], stop, observer);
+                let outcome = run_phase(
+                    opts,
+                    &mut run,
+                    phase,
+                    &mut notes,
+                    &mut result.targets[ti],
+                    stop,
+                    observer,
+                );
                 let seconds = t0.elapsed().as_secs_f64();
                 match outcome {
                     Ok(Outcome::Done(r)) => {
                         let status = match &r {
                             Some(b) if b.error.is_some() => "failed",
-                            _ if stop.load(Ordering::Relaxed) && phase.is_measurement() => "aborted",
+                            _ if stop.load(Ordering::Relaxed) && phase.is_measurement() => {
+                                "aborted"
+                            }
                             _ => "ok",
                         };
                         let error = r.as_ref().and_then(|b| b.error.clone());
-                        PhaseResult { name: name.clone(), status: status.into(), seconds, error, notes, result: r }
+                        PhaseResult {
+                            name: name.clone(),
+                            status: status.into(),
+                            seconds,
+                            error,
+                            notes,
+                            result: r,
+                        }
                     }
-                    Ok(Outcome::Skipped(why)) => PhaseResult { name: name.clone(), status: "skipped".into(), seconds, error: Some(why), notes, result: None },
-                    Err(e) => PhaseResult { name: name.clone(), status: "failed".into(), seconds, error: Some(format!("{e:#}")), notes, result: None },
+                    Ok(Outcome::Skipped(why)) => PhaseResult {
+                        name: name.clone(),
+                        status: "skipped".into(),
+                        seconds,
+                        error: Some(why),
+                        notes,
+                        result: None,
+                    },
+                    Err(e) => PhaseResult {
+                        name: name.clone(),
+                        status: "failed".into(),
+                        seconds,
+                        error: Some(format!("{e:#}")),
+                        notes,
+                        result: None,
+                    },
                 }
             };
             if let Some(r) = &pr.result {
                 let text = render_test_text(opts, phase, r);
                 let dir = opts.out_dir.join(&spec.name);
                 let _ = std::fs::create_dir_all(&dir);
-                if let Err(e) = crate::report::write::write_atomic(&dir.join(format!("{name}.txt")), text.as_bytes()) {
+                if let Err(e) = crate::report::write::write_atomic(
+                    &dir.join(format!("{name}.txt")),
+                    text.as_bytes(),
+                ) {
                     observer.message(&format!("could not write the report of {name}: {e:#}"));
                 }
             }
             if pr.status == "failed" {
-                observer.message(&format!("{} {name} failed: {}", spec.name, pr.error.as_deref().unwrap_or("")));
+                observer.message(&format!(
+                    "{} {name} failed: {}",
+                    spec.name,
+                    pr.error.as_deref().unwrap_or("")
+                ));
             }
-            observer.phase_finished(&spec.name, &name, pr.status == "ok" || pr.status == "skipped");
+            observer.phase_finished(
+                &spec.name,
+                &name,
+                pr.status == "ok" || pr.status == "skipped",
+            );
             result.targets[ti].phases.push(pr);
             result.targets[ti].samples = sampler.snapshot();
             write_bundle(&opts.out_dir, &result)?;
@@ -220,7 +288,12 @@ pub fn run_suite(opts: &SuiteOptions, observer: &dyn SuiteObserver, stop: &Atomi
         write_bundle(&opts.out_dir, &result)?;
     }
     result.finished_at = Some(crate::report::now_rfc3339());
-    result.status = if stop.load(Ordering::Relaxed) { "aborted" } else { "complete" }.into();
+    result.status = if stop.load(Ordering::Relaxed) {
+        "aborted"
+    } else {
+        "complete"
+    }
+    .into();
     write_bundle(&opts.out_dir, &result)?;
     Ok(result)
 }
@@ -228,7 +301,10 @@ pub fn run_suite(opts: &SuiteOptions, observer: &dyn SuiteObserver, stop: &Atomi
 /// Creates `<dir>/spindle-work` (or reuses one spindle left behind), refusing anything else.
 fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
     if !dir.is_dir() {
-        bail!("--target '{}' is not a directory: create it first", dir.display());
+        bail!(
+            "--target '{}' is not a directory: create it first",
+            dir.display()
+        );
     }
     let work = dir.join("spindle-work");
     if work.exists() {
@@ -239,10 +315,19 @@ fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
             );
         }
         // Left over from an interrupted run: start clean.
-        std::fs::remove_dir_all(&work).with_context(|| format!("could not clear '{}'", work.display()))?;
+        std::fs::remove_dir_all(&work)
+            .with_context(|| format!("could not clear '{}'", work.display()))?;
     }
-    std::fs::create_dir(&work).with_context(|| format!("could not create '{}' (is --target writable?)", work.display()))?;
-    std::fs::write(work.join(WORK_MARKER), "spindle suite work directory; removed after the run\n")?;
+    std::fs::create_dir(&work).with_context(|| {
+        format!(
+            "could not create '{}' (is --target writable?)",
+            work.display()
+        )
+    })?;
+    std::fs::write(
+        work.join(WORK_MARKER),
+        "spindle suite work directory; removed after the run\n",
+    )?;
     // The server may run as the `mysql` user: let it reach its datadir below.
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o755));
@@ -254,7 +339,12 @@ enum Outcome {
     Skipped(String),
 }
 
-fn fileio_config(set: &FileioSet, work: &Path, index: usize, ram: u64) -> anyhow::Result<FileioConfig> {
+fn fileio_config(
+    set: &FileioSet,
+    work: &Path,
+    index: usize,
+    ram: u64,
+) -> anyhow::Result<FileioConfig> {
     let dir = work.join(format!("fileio{index}"));
     let total = set.total_bytes(ram)?;
     Ok(FileioConfig {
@@ -271,8 +361,17 @@ fn fileio_config(set: &FileioSet, work: &Path, index: usize, ram: u64) -> anyhow
     })
 }
 
-fn oltp_config(opts: &SuiteOptions, workload: Workload, threads: u32, client: &mysqld::ClientInfo) -> OltpConfig {
-    let o = opts.profile.oltp.as_ref().expect("plan has OLTP phases only with [oltp]");
+fn oltp_config(
+    opts: &SuiteOptions,
+    workload: Workload,
+    threads: u32,
+    client: &mysqld::ClientInfo,
+) -> OltpConfig {
+    let o = opts
+        .profile
+        .oltp
+        .as_ref()
+        .expect("plan has OLTP phases only with [oltp]");
     let mut cfg = OltpConfig {
         workload,
         tables: o.tables,
@@ -283,9 +382,14 @@ fn oltp_config(opts: &SuiteOptions, workload: Workload, threads: u32, client: &m
         ..Default::default()
     };
     if let Some(rt) = &o.rand_type {
-        if let Some(k) = [oltp::RandType::Uniform, oltp::RandType::Gaussian, oltp::RandType::Special, oltp::RandType::Pareto]
-            .into_iter()
-            .find(|k| k.name() == rt)
+        if let Some(k) = [
+            oltp::RandType::Uniform,
+            oltp::RandType::Gaussian,
+            oltp::RandType::Special,
+            oltp::RandType::Pareto,
+        ]
+        .into_iter()
+        .find(|k| k.name() == rt)
         {
             cfg.rand.kind = k;
         }
@@ -320,7 +424,10 @@ fn server_spec(opts: &SuiteOptions, work: &Path) -> anyhow::Result<mysqld::Serve
 }
 
 fn block_on<F: std::future::Future>(f: F) -> anyhow::Result<F::Output> {
-    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(f))
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(f))
 }
 
 /// Forwards the OLTP engine's progress lines to the suite observer.
@@ -379,7 +486,13 @@ fn run_phase(
             let r = fileio::run(&cfg, &fileio::NoObserver, stop)?;
             if mode == TestMode::Seqwr {
                 // seqwr truncates and rewrites the files; give later modes full files again.
-                if let Err(e) = fileio::prepare(&FileioConfig { test_mode: None, ..cfg.clone() }, &mut |_| {}) {
+                if let Err(e) = fileio::prepare(
+                    &FileioConfig {
+                        test_mode: None,
+                        ..cfg.clone()
+                    },
+                    &mut |_| {},
+                ) {
                     run.fileio_ok[set] = false;
                     notes.push(format!("re-prepare after seqwr failed: {e:#}"));
                 }
@@ -421,21 +534,35 @@ fn run_phase(
                 return Ok(Outcome::Skipped("the server did not start".into()));
             };
             if run.oltp_prepared != Some(workload) {
-                return Ok(Outcome::Skipped(format!("oltp {} prepare failed", workload.name())));
+                return Ok(Outcome::Skipped(format!(
+                    "oltp {} prepare failed",
+                    workload.name()
+                )));
             }
             if !server_alive(&run.work) {
-                return Ok(Outcome::Skipped("the server is not running any more".into()));
+                return Ok(Outcome::Skipped(
+                    "the server is not running any more".into(),
+                ));
             }
             let cfg = oltp_config(opts, workload, threads, &client);
             let o = opts.profile.oltp.as_ref().expect("oltp");
-            let bp = opts.profile.mysqld.buffer_pool_size.as_deref().and_then(|s| crate::config::parse_size(s).ok());
+            let bp = opts
+                .profile
+                .mysqld
+                .buffer_pool_size
+                .as_deref()
+                .and_then(|s| crate::config::parse_size(s).ok());
             let data = o.tables as u64 * o.table_size as u64 * 250; // ≈ bytes per sbtest row on disk
             if let Some(bp) = bp {
                 notes.push(format!(
                     "OLTP data set ≈ {} MiB vs buffer pool {} MiB: {}",
                     data >> 20,
                     bp >> 20,
-                    if data > bp { "I/O-bound" } else { "fits in memory (CPU-bound)" }
+                    if data > bp {
+                        "I/O-bound"
+                    } else {
+                        "fits in memory (CPU-bound)"
+                    }
                 ));
             }
             if drop_caches() {
@@ -466,7 +593,9 @@ fn run_phase(
                 return Ok(Outcome::Skipped("the server did not start".into()));
             };
             if !server_alive(&run.work) {
-                return Ok(Outcome::Skipped("the server is not running any more".into()));
+                return Ok(Outcome::Skipped(
+                    "the server is not running any more".into(),
+                ));
             }
             let cfg = oltp_config(opts, workload, 1, &client);
             oltp::cleanup(&cfg, &OltpForward(observer))?;
@@ -487,22 +616,38 @@ fn run_phase(
 }
 
 fn server_alive(work: &Path) -> bool {
-    mysqld::status(&work.join("mysql")).map(|s| s.running).unwrap_or(false)
+    mysqld::status(&work.join("mysql"))
+        .map(|s| s.running)
+        .unwrap_or(false)
 }
 
 /// The sysbench-style text of one test, written beside the bundle.
 fn render_test_text(opts: &SuiteOptions, phase: &Phase, r: &BenchResult) -> String {
     use crate::report::{oltp_text, sysbench_text};
     match phase {
-        Phase::FileioRun { mode, .. } => match serde_json::from_value::<FileioConfig>(r.options.clone()) {
-            Ok(cfg) => format!("{}{}", sysbench_text::fileio_header(&cfg, *mode), sysbench_text::fileio_report(r, &cfg)),
-            Err(_) => r.to_json_pretty(),
-        },
+        Phase::FileioRun { mode, .. } => {
+            match serde_json::from_value::<FileioConfig>(r.options.clone()) {
+                Ok(cfg) => format!(
+                    "{}{}",
+                    sysbench_text::fileio_header(&cfg, *mode),
+                    sysbench_text::fileio_report(r, &cfg)
+                ),
+                Err(_) => r.to_json_pretty(),
+            }
+        }
         Phase::OltpRun { .. } => {
-            let iv = opts.profile.oltp.as_ref().map(|o| o.report_interval).unwrap_or(0);
+            let iv = opts
+                .profile
+                .oltp
+                .as_ref()
+                .map(|o| o.report_interval)
+                .unwrap_or(0);
             let mut s = oltp_text::run_header(r.threads, iv, 0);
             for i in &r.intervals {
-                s.push_str(&oltp_text::interval_line(i, r.latency.sysbench_percentile as u32));
+                s.push_str(&oltp_text::interval_line(
+                    i,
+                    r.latency.sysbench_percentile as u32,
+                ));
                 s.push('\n');
             }
             s.push_str(&oltp_text::final_report(r));
@@ -532,7 +677,10 @@ impl Sampler {
                 while !st2.load(Ordering::Relaxed) {
                     if Instant::now() >= next {
                         let sample = state::sample(&root, t0.elapsed().as_secs_f64());
-                        if sample.temp_c.is_some() || sample.throttled.is_some() || sample.undervoltage.is_some() {
+                        if sample.temp_c.is_some()
+                            || sample.throttled.is_some()
+                            || sample.undervoltage.is_some()
+                        {
                             s2.lock().unwrap().push(sample);
                         }
                         next += every;
@@ -541,7 +689,11 @@ impl Sampler {
                 }
             })
             .ok();
-        Sampler { samples, stop, handle }
+        Sampler {
+            samples,
+            stop,
+            handle,
+        }
     }
     fn snapshot(&self) -> Vec<state::StateSample> {
         self.samples.lock().unwrap().clone()

@@ -10,8 +10,14 @@ use serde::Deserialize;
 /// The built-in profiles, by name.
 pub const BUILTIN: [(&str, &str); 3] = [
     ("quick", include_str!("../../config/profiles/quick.toml")),
-    ("standard", include_str!("../../config/profiles/standard.toml")),
-    ("reference", include_str!("../../config/profiles/reference.toml")),
+    (
+        "standard",
+        include_str!("../../config/profiles/standard.toml"),
+    ),
+    (
+        "reference",
+        include_str!("../../config/profiles/reference.toml"),
+    ),
 ];
 
 /// A suite profile as written in TOML.
@@ -131,7 +137,9 @@ impl FileioSet {
         let t = self.total_size.trim();
         if let Some(n) = t.strip_suffix("xRAM").or_else(|| t.strip_suffix("xram")) {
             let n: f64 = n.trim().parse().map_err(|_| {
-                anyhow::anyhow!("fileio.total_size = '{t}': use a size like 4G or a multiple of RAM like 2xRAM")
+                anyhow::anyhow!(
+                    "fileio.total_size = '{t}': use a size like 4G or a multiple of RAM like 2xRAM"
+                )
             })?;
             return Ok((ram_bytes as f64 * n) as u64);
         }
@@ -167,7 +175,10 @@ impl Profile {
         if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("--profile: could not read '{}'", path.display()))?;
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             return Profile::parse(&text, &stem);
         }
         bail!(
@@ -182,8 +193,10 @@ impl Profile {
                 bail!("{} must be at least 1", at("file_num"));
             }
             f.total_bytes(1 << 30).with_context(|| at("total_size"))?;
-            super::parse_size(&f.block_size).map_err(|e| anyhow::anyhow!("{}: {e}", at("block_size")))?;
-            crate::config::fileio::parse_extra_flags(&f.extra_flags).with_context(|| at("extra_flags"))?;
+            super::parse_size(&f.block_size)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", at("block_size")))?;
+            crate::config::fileio::parse_extra_flags(&f.extra_flags)
+                .with_context(|| at("extra_flags"))?;
             f.compat()?;
             if f.modes.is_empty() {
                 bail!("{} is empty: list at least one test mode", at("modes"));
@@ -192,7 +205,11 @@ impl Profile {
                 bail!("{} must list thread counts of at least 1", at("threads"));
             }
             if f.time == 0 && f.events == 0 && f.compat()? == Compat::V1_0 {
-                bail!("{} and {} are both 0: the runs would never end", at("time"), at("events"));
+                bail!(
+                    "{} and {} are both 0: the runs would never end",
+                    at("time"),
+                    at("events")
+                );
             }
         }
         if let Some(o) = &self.oltp {
@@ -214,7 +231,10 @@ impl Profile {
                 bail!("oltp.time must be at least 1 second");
             }
         }
-        for (k, v) in [("mysqld.buffer_pool_size", &self.mysqld.buffer_pool_size), ("mysqld.log_file_size", &self.mysqld.log_file_size)] {
+        for (k, v) in [
+            ("mysqld.buffer_pool_size", &self.mysqld.buffer_pool_size),
+            ("mysqld.log_file_size", &self.mysqld.log_file_size),
+        ] {
             if let Some(v) = v {
                 super::parse_size(v).map_err(|e| anyhow::anyhow!("{k}: {e}"))?;
             }
@@ -244,10 +264,12 @@ mod tests {
     fn unknown_keys_and_bad_values_name_the_key() {
         let e = format!("{:#}", Profile::parse("bogus = 1", "x").unwrap_err());
         assert!(e.contains("bogus"), "{e}");
-        let t = "[[fileio]]\nfile_num = 1\ntotal_size = \"1Q\"\nmodes = [\"rndrd\"]\nthreads = [1]\n";
+        let t =
+            "[[fileio]]\nfile_num = 1\ntotal_size = \"1Q\"\nmodes = [\"rndrd\"]\nthreads = [1]\n";
         let e = format!("{:#}", Profile::parse(t, "x").unwrap_err());
         assert!(e.contains("total_size"), "{e}");
-        let t = "[oltp]\nworkloads = [\"nope\"]\ntables = 1\ntable_size = 1\nthreads = [1]\ntime = 1\n";
+        let t =
+            "[oltp]\nworkloads = [\"nope\"]\ntables = 1\ntable_size = 1\nthreads = [1]\ntime = 1\n";
         let e = format!("{:#}", Profile::parse(t, "x").unwrap_err());
         assert!(e.contains("oltp.workloads"), "{e}");
         let e = format!("{:#}", Profile::load("fastest").unwrap_err());

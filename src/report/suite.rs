@@ -126,10 +126,33 @@ fn figures(r: &BenchResult) -> Figures {
 pub fn render_summary(s: &SuiteResult) -> String {
     let mut out = String::new();
     let w = &mut out;
-    let _ = writeln!(w, "spindle {} suite, profile '{}'", s.tool.version, s.profile["name"].as_str().unwrap_or("?"));
-    let _ = writeln!(w, "host: {} ({}, {} CPUs, {} MiB RAM{})", s.host.hostname, s.host.cpu_model, s.host.cpus, s.host.ram_bytes >> 20,
-        s.host.board_model.as_deref().map(|m| format!(", {m}")).unwrap_or_default());
-    let _ = writeln!(w, "run: {}  started {}  finished {}  status: {}", s.run_id, s.started_at, s.finished_at.as_deref().unwrap_or("-"), s.status);
+    let _ = writeln!(
+        w,
+        "spindle {} suite, profile '{}'",
+        s.tool.version,
+        s.profile["name"].as_str().unwrap_or("?")
+    );
+    let _ = writeln!(
+        w,
+        "host: {} ({}, {} CPUs, {} MiB RAM{})",
+        s.host.hostname,
+        s.host.cpu_model,
+        s.host.cpus,
+        s.host.ram_bytes >> 20,
+        s.host
+            .board_model
+            .as_deref()
+            .map(|m| format!(", {m}"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        w,
+        "run: {}  started {}  finished {}  status: {}",
+        s.run_id,
+        s.started_at,
+        s.finished_at.as_deref().unwrap_or("-"),
+        s.status
+    );
     let _ = writeln!(w, "\nTargets:");
     for t in &s.targets {
         let _ = writeln!(w, "  {:<10} {}  {}", t.name, t.path, t.description);
@@ -137,9 +160,18 @@ pub fn render_summary(s: &SuiteResult) -> String {
         if let Some(max) = temps.iter().cloned().reduce(f64::max) {
             let _ = writeln!(w, "  {:<10} SoC temperature max {max:.1} °C", "");
         }
-        let bits = t.samples.iter().filter_map(|x| x.throttled).fold(0, |a, b| a | b);
+        let bits = t
+            .samples
+            .iter()
+            .filter_map(|x| x.throttled)
+            .fold(0, |a, b| a | b);
         if bits != 0 {
-            let _ = writeln!(w, "  {:<10} THROTTLING: {}", "", crate::sys::state::throttled_flags(bits).join(", "));
+            let _ = writeln!(
+                w,
+                "  {:<10} THROTTLING: {}",
+                "",
+                crate::sys::state::throttled_flags(bits).join(", ")
+            );
         }
     }
     if !s.skipped.is_empty() {
@@ -168,20 +200,39 @@ pub fn render_summary(s: &SuiteResult) -> String {
             .filter(|(_, p)| p.status == "ok")
             .filter_map(|(_, p)| p.result.as_ref().map(|r| figures(r).primary))
             .fold(0.0, f64::max);
-        let Some(first) = rows.iter().find_map(|(_, p)| p.result.as_ref()) else { continue };
+        let Some(first) = rows.iter().find_map(|(_, p)| p.result.as_ref()) else {
+            continue;
+        };
         let f0 = figures(first);
         let _ = writeln!(w, "\n{test}  ({} threads)", first.threads);
-        let _ = writeln!(w, "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}", "target", f0.primary_label, f0.secondary_label, "p95 ms", "p99 ms", "vs best");
+        let _ = writeln!(
+            w,
+            "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}",
+            "target", f0.primary_label, f0.secondary_label, "p95 ms", "p99 ms", "vs best"
+        );
         for (t, p) in rows {
             match (&p.result, p.status.as_str()) {
                 (Some(r), st) => {
                     let f = figures(r);
                     let ratio = if best > 0.0 { f.primary / best } else { 0.0 };
-                    let flag = if st == "ok" { String::new() } else { format!("  ({st}: partial)") };
-                    let _ = writeln!(w, "  {:<10} {:>12.2} {:>10.2} {:>9.2} {:>9.2} {:>8.2}{flag}", t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio);
+                    let flag = if st == "ok" {
+                        String::new()
+                    } else {
+                        format!("  ({st}: partial)")
+                    };
+                    let _ = writeln!(
+                        w,
+                        "  {:<10} {:>12.2} {:>10.2} {:>9.2} {:>9.2} {:>8.2}{flag}",
+                        t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio
+                    );
                 }
                 (None, st) => {
-                    let _ = writeln!(w, "  {:<10} {st}: {}", t.name, p.error.as_deref().unwrap_or(""));
+                    let _ = writeln!(
+                        w,
+                        "  {:<10} {st}: {}",
+                        t.name,
+                        p.error.as_deref().unwrap_or("")
+                    );
                 }
             }
         }
@@ -195,16 +246,23 @@ pub fn render_summary(s: &SuiteResult) -> String {
     if !failures.is_empty() {
         let _ = writeln!(w, "\nFailures:");
         for (t, p) in failures {
-            let _ = writeln!(w, "  {t} {}: {}", p.name, p.error.as_deref().unwrap_or("(no message)"));
+            let _ = writeln!(
+                w,
+                "  {t} {}: {}",
+                p.name,
+                p.error.as_deref().unwrap_or("(no message)")
+            );
         }
     }
     let notes: Vec<String> = s
         .targets
         .iter()
         .flat_map(|t| {
-            t.phases
-                .iter()
-                .flat_map(move |p| p.notes.iter().map(move |n| format!("{} {}: {n}", t.name, p.name)))
+            t.phases.iter().flat_map(move |p| {
+                p.notes
+                    .iter()
+                    .map(move |n| format!("{} {}: {n}", t.name, p.name))
+            })
         })
         .collect();
     if !notes.is_empty() {
@@ -234,14 +292,47 @@ pub fn render_csv(s: &SuiteResult) -> String {
     for t in &s.targets {
         for p in &t.phases {
             let Some(r) = &p.result else {
-                if p.status != "ok" && (p.name.starts_with("fileio") || p.name.starts_with("oltp")) && !p.name.ends_with("prepare") && !p.name.ends_with("cleanup") {
-                    let _ = writeln!(out, "{},{},{},{},{},,,,,,,,,,,,,,,,,,{}", csv_field(&s.run_id), csv_field(&t.name), csv_field(&t.path), p.name, p.status, csv_field(p.error.as_deref().unwrap_or("")));
+                if p.status != "ok"
+                    && (p.name.starts_with("fileio") || p.name.starts_with("oltp"))
+                    && !p.name.ends_with("prepare")
+                    && !p.name.ends_with("cleanup")
+                {
+                    let _ = writeln!(
+                        out,
+                        "{},{},{},{},{},,,,,,,,,,,,,,,,,,{}",
+                        csv_field(&s.run_id),
+                        csv_field(&t.name),
+                        csv_field(&t.path),
+                        p.name,
+                        p.status,
+                        csv_field(p.error.as_deref().unwrap_or(""))
+                    );
                 }
                 continue;
             };
             let (rd, wr, fs, rm, wm, tps, qps, ie, rc) = match &r.counters {
-                Counters::Fileio(c) => (c.reads_per_s, c.writes_per_s, c.fsyncs_per_s, c.read_mib_per_s, c.written_mib_per_s, 0.0, 0.0, 0, 0),
-                Counters::Oltp(c) => (0.0, 0.0, 0.0, 0.0, 0.0, c.tps, c.qps, c.ignored_errors, c.reconnects),
+                Counters::Fileio(c) => (
+                    c.reads_per_s,
+                    c.writes_per_s,
+                    c.fsyncs_per_s,
+                    c.read_mib_per_s,
+                    c.written_mib_per_s,
+                    0.0,
+                    0.0,
+                    0,
+                    0,
+                ),
+                Counters::Oltp(c) => (
+                    0.0,
+                    0.0,
+                    0.0,
+                    0.0,
+                    0.0,
+                    c.tps,
+                    c.qps,
+                    c.ignored_errors,
+                    c.reconnects,
+                ),
                 Counters::Tpcc(_) => Default::default(),
             };
             let l = &r.latency;
@@ -282,16 +373,41 @@ mod tests {
             c.reads_per_s = 60.0;
             c.writes_per_s = 40.0;
         }
-        let phase = |r: BenchResult| PhaseResult { name: "fileio-rndrw-t1".into(), status: "ok".into(), seconds: 1.0, error: None, notes: vec![], result: Some(r) };
+        let phase = |r: BenchResult| PhaseResult {
+            name: "fileio-rndrw-t1".into(),
+            status: "ok".into(),
+            seconds: 1.0,
+            error: None,
+            notes: vec![],
+            result: Some(r),
+        };
         let target = |name: &str, r| TargetResult {
-            name: name.into(), path: format!("/mnt/{name}"), kind: "disk".into(), description: "test disk".into(), disk: None,
-            preparation: vec![], state_before: None, state_after: None, samples: vec![], phases: vec![phase(r)],
+            name: name.into(),
+            path: format!("/mnt/{name}"),
+            kind: "disk".into(),
+            description: "test disk".into(),
+            disk: None,
+            preparation: vec![],
+            state_before: None,
+            state_after: None,
+            samples: vec![],
+            phases: vec![phase(r)],
         };
         SuiteResult {
-            schema_version: SUITE_SCHEMA_VERSION, tool: ToolInfo::spindle("1.0"), host: HostInfo::default(), run_id: "h-1".into(),
-            started_at: "x".into(), finished_at: None, status: "complete".into(), profile: serde_json::json!({"name": "quick"}),
+            schema_version: SUITE_SCHEMA_VERSION,
+            tool: ToolInfo::spindle("1.0"),
+            host: HostInfo::default(),
+            run_id: "h-1".into(),
+            started_at: "x".into(),
+            finished_at: None,
+            status: "complete".into(),
+            profile: serde_json::json!({"name": "quick"}),
             targets: vec![target("ssd", fast), target("hdd", slow)],
-            skipped: vec![Skipped { device: "/dev/sdc".into(), id: "usb-X".into(), reason: "holds data".into() }],
+            skipped: vec![Skipped {
+                device: "/dev/sdc".into(),
+                id: "usb-X".into(),
+                reason: "holds data".into(),
+            }],
         }
     }
 
@@ -299,9 +415,18 @@ mod tests {
     fn summary_compares_targets_with_ratio_to_best() {
         let text = render_summary(&suite());
         assert!(text.contains("fileio-rndrw-t1"), "{text}");
-        let ssd = text.lines().find(|l| l.trim_start().starts_with("ssd ")).unwrap();
-        let hdd = text.lines().find(|l| l.trim_start().starts_with("hdd ") && l.contains("100.00")).unwrap();
-        assert!(ssd.contains("1000.00") && ssd.trim_end().ends_with("1.00"), "{ssd}");
+        let ssd = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("ssd "))
+            .unwrap();
+        let hdd = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("hdd ") && l.contains("100.00"))
+            .unwrap();
+        assert!(
+            ssd.contains("1000.00") && ssd.trim_end().ends_with("1.00"),
+            "{ssd}"
+        );
         assert!(hdd.trim_end().ends_with("0.10"), "{hdd}");
         assert!(text.contains("Skipped disks:") && text.contains("holds data"));
     }
@@ -324,7 +449,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let s = suite();
         write_bundle(d.path(), &s).unwrap();
-        let back: SuiteResult = serde_json::from_str(&std::fs::read_to_string(d.path().join("results.json")).unwrap()).unwrap();
+        let back: SuiteResult =
+            serde_json::from_str(&std::fs::read_to_string(d.path().join("results.json")).unwrap())
+                .unwrap();
         assert_eq!(back, s);
     }
 }

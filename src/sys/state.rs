@@ -47,7 +47,11 @@ pub fn throttled_flags(bits: u32) -> Vec<&'static str> {
         (18, "throttling has occurred"),
         (19, "soft temperature limit has occurred"),
     ];
-    NAMES.iter().filter(|(b, _)| bits & (1 << b) != 0).map(|(_, n)| *n).collect()
+    NAMES
+        .iter()
+        .filter(|(b, _)| bits & (1 << b) != 0)
+        .map(|(_, n)| *n)
+        .collect()
 }
 
 /// Parses `throttled=0x50005` (vcgencmd) or a bare `50005`/`0x50005` (sysfs).
@@ -76,14 +80,21 @@ fn temperature(root: &Path) -> Option<f64> {
         .ok()?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("thermal_zone")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("thermal_zone"))
+        })
         .collect();
     zones.sort();
     let pick = zones
         .iter()
         .find(|z| std::fs::read_to_string(z.join("type")).is_ok_and(|t| t.trim() == "cpu-thermal"))
         .or_else(|| zones.first())?;
-    let milli: f64 = std::fs::read_to_string(pick.join("temp")).ok()?.trim().parse().ok()?;
+    let milli: f64 = std::fs::read_to_string(pick.join("temp"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
     Some(milli / 1000.0)
 }
 
@@ -139,7 +150,12 @@ mod tests {
         assert_eq!(parse_throttled("garbage"), None);
         assert_eq!(
             throttled_flags(0x50005),
-            vec!["under-voltage now", "throttled now", "under-voltage has occurred", "throttling has occurred"]
+            vec![
+                "under-voltage now",
+                "throttled now",
+                "under-voltage has occurred",
+                "throttling has occurred"
+            ]
         );
     }
 
@@ -153,18 +169,30 @@ mod tests {
             std::fs::write(p, text).unwrap();
         };
         w("proc/sys/kernel/osrelease", "6.1.0-rpi7-rpi-v8\n");
-        w("proc/meminfo", "MemTotal:        3884108 kB\nMemFree: 1 kB\n");
-        w("proc/cpuinfo", "processor\t: 0\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n");
+        w(
+            "proc/meminfo",
+            "MemTotal:        3884108 kB\nMemFree: 1 kB\n",
+        );
+        w(
+            "proc/cpuinfo",
+            "processor\t: 0\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n",
+        );
         w("proc/device-tree/model", "Raspberry Pi 4 Model B Rev 1.4\0");
         w("sys/class/thermal/thermal_zone0/type", "cpu-thermal\n");
         w("sys/class/thermal/thermal_zone0/temp", "61342\n");
-        w("sys/devices/platform/soc/soc:firmware/get_throttled", "50000\n");
+        w(
+            "sys/devices/platform/soc/soc:firmware/get_throttled",
+            "50000\n",
+        );
         w("sys/class/hwmon/hwmon1/name", "rpi_volt\n");
         w("sys/class/hwmon/hwmon1/in0_lcrit_alarm", "0\n");
         let s = snapshot(r);
         assert_eq!(s.kernel.as_deref(), Some("6.1.0-rpi7-rpi-v8"));
         assert_eq!(s.ram_bytes, Some(3_884_108 * 1024));
-        assert_eq!(s.board_model.as_deref(), Some("Raspberry Pi 4 Model B Rev 1.4"));
+        assert_eq!(
+            s.board_model.as_deref(),
+            Some("Raspberry Pi 4 Model B Rev 1.4")
+        );
         assert_eq!(s.sample.temp_c, Some(61.342));
         assert_eq!(s.sample.throttled, Some(0x50000));
         assert_eq!(s.sample.undervoltage, Some(false));
