@@ -230,7 +230,7 @@ pub fn run_suite(
                             seconds,
                             error,
                             notes,
-                            result: r,
+                            result: r.map(|b| *b),
                         }
                     }
                     Ok(Outcome::Skipped(why)) => PhaseResult {
@@ -335,7 +335,7 @@ fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
 }
 
 enum Outcome {
-    Done(Option<BenchResult>),
+    Done(Option<Box<BenchResult>>),
     Skipped(String),
 }
 
@@ -497,7 +497,7 @@ fn run_phase(
                     notes.push(format!("re-prepare after seqwr failed: {e:#}"));
                 }
             }
-            Ok(Outcome::Done(Some(r)))
+            Ok(Outcome::Done(Some(Box::new(r))))
         }
         Phase::FileioCleanup { set } => {
             let cfg = fileio_config(&opts.profile.fileio[set], &run.work, set, ram)?;
@@ -586,7 +586,7 @@ fn run_phase(
                 watcher_done.store(true, Ordering::Relaxed);
                 r
             })?;
-            Ok(Outcome::Done(Some(r)))
+            Ok(Outcome::Done(Some(Box::new(r))))
         }
         Phase::OltpCleanup { workload } => {
             let Some(client) = run.server.clone() else {

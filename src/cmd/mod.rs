@@ -4,3 +4,4 @@
 
 pub mod fileio;
 pub mod mysqld;
+pub mod suite;

@@ -5,6 +5,7 @@
 
 pub mod fileio;
 pub mod profile;
+pub mod spindle;
 
 use anyhow::bail;
 
