@@ -30,7 +30,9 @@ pub enum Command {
 
 /// `spindle suite`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  spindle suite --target /tmp/scratch --profile quick\n  spindle suite --profile standard          (every eligible USB3 disk; needs root)")]
+#[command(
+    after_help = "Examples:\n  spindle suite --target /tmp/scratch --profile quick\n  spindle suite --profile standard          (every eligible USB3 disk; needs root)"
+)]
 pub struct SuiteArgs {
     /// Benchmark this disk (/dev/sdX, kernel name, by-id name or serial); repeatable. Without
     /// --disk and --target: every eligible disk.

@@ -586,6 +586,15 @@ fn run_phase(
                 watcher_done.store(true, Ordering::Relaxed);
                 r
             })?;
+            let mut r = r;
+            if r.error.is_none() && !server_alive(&run.work) {
+                // The engine may have spent the end of the run trying to reconnect; a server
+                // that is gone makes the numbers partial whatever the engine saw.
+                r.error = Some(format!(
+                    "the database server stopped during the run; last lines of its error log:\n{}",
+                    error_log_tail(&run.work)
+                ));
+            }
             Ok(Outcome::Done(Some(Box::new(r))))
         }
         Phase::OltpCleanup { workload } => {
@@ -613,6 +622,14 @@ fn run_phase(
             Ok(Outcome::Done(None))
         }
     }
+}
+
+fn error_log_tail(work: &Path) -> String {
+    mysqld::status(&work.join("mysql"))
+        .ok()
+        .and_then(|st| std::fs::read_to_string(st.error_log).ok())
+        .map(|t| crate::sys::runner::tail_lines(&t, 5))
+        .unwrap_or_else(|| "(error log not readable)".into())
 }
 
 fn server_alive(work: &Path) -> bool {

@@ -21,7 +21,11 @@ struct Progress {
 
 impl SuiteObserver for Progress {
     fn phase_started(&self, target: &str, phase: &str, index: usize, total: usize, eta_s: u64) {
-        let left = if eta_s >= 60 { format!("~{} min left", eta_s.div_ceil(60)) } else { format!("~{eta_s} s left") };
+        let left = if eta_s >= 60 {
+            format!("~{} min left", eta_s.div_ceil(60))
+        } else {
+            format!("~{eta_s} s left")
+        };
         let line = format!("[{index}/{total}] {target}: {phase} ({left})");
         if self.tty {
             eprint!("\r\x1b[2K{line}");
@@ -41,7 +45,11 @@ impl SuiteObserver for Progress {
 /// `<host>-<YYYYmmdd-HHMMSS>`.
 pub fn run_id() -> String {
     let host = crate::sys::HostInfo::collect().hostname;
-    let ts = crate::report::now_rfc3339().replace(['-', ':'], "").replace('T', "-").trim_end_matches('Z').to_string();
+    let ts = crate::report::now_rfc3339()
+        .replace(['-', ':'], "")
+        .replace('T', "-")
+        .trim_end_matches('Z')
+        .to_string();
     format!("{}-{ts}", if host.is_empty() { "spindle" } else { &host })
 }
 
@@ -63,7 +71,10 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     let mut guards: Vec<ReleaseGuard> = Vec::new();
     for (i, dir) in args.target.iter().enumerate() {
         if !dir.is_dir() {
-            bail!("--target '{}' is not a directory: create it first", dir.display());
+            bail!(
+                "--target '{}' is not a directory: create it first",
+                dir.display()
+            );
         }
         let name = dir
             .file_name()
@@ -81,7 +92,10 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
             // Disks the user names may be non-USB (a laptop's SATA disk, a loop device); every
             // other rule still applies, and naming a disk here never allows erasing its data.
             policy.allow_non_usb = true;
-            args.disk.iter().map(|d| disk::find_disk(&root, d).with_context(|| format!("--disk {d}"))).collect::<anyhow::Result<Vec<_>>>()?
+            args.disk
+                .iter()
+                .map(|d| disk::find_disk(&root, d).with_context(|| format!("--disk {d}")))
+                .collect::<anyhow::Result<Vec<_>>>()?
         };
         let run_dir = std::env::temp_dir().join(format!("spindle-{run_id}"));
         for d in candidates {
@@ -90,14 +104,22 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
             match disk::classify(&d, &policy) {
                 Verdict::Excluded { reason } => {
                     eprintln!("spindle: skipping {device} ({id}): {reason}");
-                    skipped.push(Skipped { device, id, reason: reason.to_string() });
+                    skipped.push(Skipped {
+                        device,
+                        id,
+                        reason: reason.to_string(),
+                    });
                     continue;
                 }
                 Verdict::Eligible { .. } => {}
             }
             let plan = prepare::plan_preparation(&d, &policy);
             if let Preparation::Skip { reason } = &plan {
-                skipped.push(Skipped { device, id, reason: reason.clone() });
+                skipped.push(Skipped {
+                    device,
+                    id,
+                    reason: reason.clone(),
+                });
                 continue;
             }
             if args.dry_run {
@@ -119,7 +141,11 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
                 }
                 Err(e) => {
                     eprintln!("spindle: could not prepare {device}: {e:#}");
-                    skipped.push(Skipped { device, id, reason: format!("preparation failed: {e:#}") });
+                    skipped.push(Skipped {
+                        device,
+                        id,
+                        reason: format!("preparation failed: {e:#}"),
+                    });
                 }
             }
         }
@@ -148,7 +174,9 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         flavor: config.mysqld.flavor.parse().ok(),
         sample_interval: Duration::from_secs(5),
     };
-    let progress = Progress { tty: std::io::stderr().is_terminal() };
+    let progress = Progress {
+        tty: std::io::stderr().is_terminal(),
+    };
     let result = run_suite(&opts, &progress, stop);
     if progress.tty {
         eprintln!();
@@ -161,17 +189,38 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     let result = result?;
     print!("{}", crate::report::suite::render_summary(&result));
     println!("\nResults bundle: {}", out.display());
-    let failed = result.targets.iter().flat_map(|t| &t.phases).any(|p| p.status == "failed");
-    Ok(if result.status == "aborted" { 130 } else if failed { 1 } else { 0 })
+    let failed = result
+        .targets
+        .iter()
+        .flat_map(|t| &t.phases)
+        .any(|p| p.status == "failed");
+    Ok(if result.status == "aborted" {
+        130
+    } else if failed {
+        1
+    } else {
+        0
+    })
 }
 
 fn disk_description(d: &disk::Disk) -> String {
-    let mut s = format!("{} {}", d.vendor.as_deref().unwrap_or(""), d.model.as_deref().unwrap_or("")).trim().to_string();
+    let mut s = format!(
+        "{} {}",
+        d.vendor.as_deref().unwrap_or(""),
+        d.model.as_deref().unwrap_or("")
+    )
+    .trim()
+    .to_string();
     if let Some(b) = d.size_bytes {
         s.push_str(&format!(", {:.1} GB", b as f64 / 1e9));
     }
     if let Some(u) = &d.usb {
-        s.push_str(&format!(", USB {}", u.link_speed.map(|l| l.to_string()).unwrap_or_else(|| "link ?".into())));
+        s.push_str(&format!(
+            ", USB {}",
+            u.link_speed
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "link ?".into())
+        ));
         if let Some(drv) = &u.driver {
             s.push_str(&format!(", {drv}"));
         }

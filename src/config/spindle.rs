@@ -28,7 +28,10 @@ pub struct SuiteSection {
 
 impl Default for SuiteSection {
     fn default() -> Self {
-        SuiteSection { profile: "standard".into(), out: String::new() }
+        SuiteSection {
+            profile: "standard".into(),
+            out: String::new(),
+        }
     }
 }
 
@@ -45,7 +48,8 @@ pub struct MysqldSection {
 impl SpindleConfig {
     /// Parses a configuration text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<Self> {
-        let c: SpindleConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        let c: SpindleConfig =
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         if !c.mysqld.flavor.is_empty() {
             c.mysqld
                 .flavor
@@ -69,7 +73,11 @@ mod tests {
 
     #[test]
     fn the_shipped_default_file_parses_to_the_defaults() {
-        let c = SpindleConfig::parse(include_str!("../../config/spindle.toml"), "config/spindle.toml").unwrap();
+        let c = SpindleConfig::parse(
+            include_str!("../../config/spindle.toml"),
+            "config/spindle.toml",
+        )
+        .unwrap();
         let d = SpindleConfig::default();
         assert_eq!(c.disks, d.disks);
         assert_eq!(c.suite, d.suite);
@@ -78,11 +86,17 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_are_named() {
-        let e = SpindleConfig::parse("[disks]\nallow_usb3 = true\n", "x.toml").unwrap_err().to_string();
+        let e = SpindleConfig::parse("[disks]\nallow_usb3 = true\n", "x.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("allow_usb3"), "{e}");
-        let e = SpindleConfig::parse("[mysqld]\nflavor = \"oracle\"\n", "x.toml").unwrap_err().to_string();
+        let e = SpindleConfig::parse("[mysqld]\nflavor = \"oracle\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("flavor"), "{e}");
-        let e = SpindleConfig::parse("[disks]\nmin_size_bytes = \"big\"\n", "x.toml").unwrap_err().to_string();
+        let e = SpindleConfig::parse("[disks]\nmin_size_bytes = \"big\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("min_size_bytes"), "{e}");
     }
 }
