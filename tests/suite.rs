@@ -1,5 +1,6 @@
 //! `spindle suite` end to end: real files, a real MariaDB provisioned by spindle, and (as root)
-//! loop devices as disks. Uses the tiny test profile so the whole file runs in about a minute.
+//! loop devices as disks. The acceptance runs use the built-in quick profile; the others a tiny
+//! test profile.
 
 use spindle::report::suite::SuiteResult;
 use std::path::{Path, PathBuf};
@@ -53,14 +54,31 @@ fn phase<'a>(
         .unwrap_or_else(|| panic!("no phase {name} on {target}"))
 }
 
-fn assert_complete_bundle(out: &Path, r: &SuiteResult, target: &str) {
-    for test in [
-        "fileio-seqwr-t2",
-        "fileio-rndrw-t2",
-        "fileio-seqrd-t2",
-        "oltp-read_write-t2",
-        "oltp-point_select-t2",
-    ] {
+/// Tests of the tiny profile.
+const TINY: &[&str] = &[
+    "fileio-seqwr-t2",
+    "fileio-rndrw-t2",
+    "fileio-seqrd-t2",
+    "oltp-read_write-t2",
+    "oltp-point_select-t2",
+];
+
+/// Tests of the built-in quick profile.
+const QUICK: &[&str] = &[
+    "fileio-seqwr-t4",
+    "fileio-seqrewr-t4",
+    "fileio-seqrd-t4",
+    "fileio-rndrd-t4",
+    "fileio-rndwr-t4",
+    "fileio-rndrw-t4",
+    "oltp-read_write-t4",
+    "oltp-read_only-t4",
+    "oltp-write_only-t4",
+    "oltp-point_select-t4",
+];
+
+fn assert_complete_bundle(out: &Path, r: &SuiteResult, target: &str, tests: &[&str]) {
+    for &test in tests {
         let p = phase(r, target, test);
         assert_eq!(p.status, "ok", "{target} {test}: {:?}", p.error);
         assert!(p.result.is_some(), "{target} {test} has numbers");
@@ -68,18 +86,17 @@ fn assert_complete_bundle(out: &Path, r: &SuiteResult, target: &str) {
         assert!(txt.contains("Threads fairness:"), "{txt}");
     }
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    let last = tests[tests.len() - 1];
     assert!(
-        summary.contains(target) && summary.contains("oltp-read_write-t2"),
+        summary.contains(target) && summary.contains(last),
         "{summary}"
     );
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
-    assert!(
-        csv.lines()
-            .filter(|l| l.contains(&format!(",{target},")))
-            .count()
-            >= 5,
-        "{csv}"
-    );
+    let rows = csv
+        .lines()
+        .filter(|l| l.contains(&format!(",{target},")))
+        .count();
+    assert!(rows >= tests.len(), "{csv}");
 }
 
 #[test]
@@ -104,7 +121,7 @@ fn suite_on_a_directory_writes_a_complete_bundle() {
     );
     let r = load(&out);
     assert_eq!(r.status, "complete");
-    assert_complete_bundle(&out, &r, "scratch");
+    assert_complete_bundle(&out, &r, "scratch", TINY);
     assert!(r.targets[0].state_before.is_some() && r.targets[0].state_after.is_some());
     // Nothing of the work is left in the target, and no server is left running.
     assert_eq!(
@@ -124,8 +141,6 @@ fn suite_as_a_normal_user() {
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let bin = d.path().join("spindle");
     std::fs::copy(env!("CARGO_BIN_EXE_spindle"), &bin).unwrap();
-    let profile = d.path().join("tiny.toml");
-    std::fs::copy(tiny_profile(), &profile).unwrap();
     let target = d.path().join("scratch");
     let out = d.path().join("bundle");
     let st = Command::new("runuser")
@@ -143,12 +158,7 @@ fn suite_as_a_normal_user() {
             "--target",
             target.to_str().unwrap(),
         ])
-        .args([
-            "--profile",
-            profile.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(["--profile", "quick", "--out", out.to_str().unwrap()])
         .env("HOME", d.path())
         .env("TMPDIR", d.path())
         .current_dir(d.path())
@@ -161,9 +171,9 @@ fn suite_as_a_normal_user() {
         String::from_utf8_lossy(&o.stderr)
     );
     let r = load(&out);
-    assert_complete_bundle(&out, &r, "scratch");
+    assert_complete_bundle(&out, &r, "scratch", QUICK);
     // Not root: the page cache could not be dropped, and the result says so.
-    let notes = &phase(&r, "scratch", "fileio-seqrd-t2").notes;
+    let notes = &phase(&r, "scratch", "fileio-seqrd-t4").notes;
     assert!(notes.iter().any(|n| n.contains("needs root")), "{notes:?}");
 }
 
@@ -251,7 +261,7 @@ fn suite_on_loop_disks_benchmarks_blank_ones_and_never_touches_data() {
         "--disk",
         &data.dev,
         "--profile",
-        &tiny_profile(),
+        "quick",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -263,8 +273,8 @@ fn suite_on_loop_disks_benchmarks_blank_ones_and_never_touches_data() {
     );
     let r = load(&out);
     assert_eq!(r.targets.len(), 2, "two blank disks benchmarked");
-    assert_complete_bundle(&out, &r, &a.name());
-    assert_complete_bundle(&out, &r, &b.name());
+    assert_complete_bundle(&out, &r, &a.name(), QUICK);
+    assert_complete_bundle(&out, &r, &b.name(), QUICK);
     let skipped = r
         .skipped
         .iter()
@@ -350,13 +360,23 @@ fn killing_the_server_mid_run_keeps_the_error_and_the_other_targets_results() {
     assert!(killed, "never saw the server of the first target running");
     assert!(!o.status.success(), "a failed phase gives a non-zero exit");
     let r = load(&out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let first = r
+        .targets
+        .iter()
+        .find(|t| t.name == "first")
+        .expect("first target");
+    assert!(
+        first.phases.iter().any(|p| p.name == "oltp-read_write-t2"),
+        "the run phase is recorded; suite stderr:\n{stderr}"
+    );
     let p = phase(&r, "first", "oltp-read_write-t2");
     assert_eq!(p.status, "failed");
     let err = p.error.as_deref().unwrap_or("");
     assert!(!err.is_empty(), "the error is recorded");
     assert!(p.result.is_some(), "partial numbers are kept");
     assert_eq!(phase(&r, "first", "oltp-point_select-t2").status, "skipped");
-    assert_complete_bundle(&out, &r, "second");
+    assert_complete_bundle(&out, &r, "second", TINY);
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     assert!(summary.contains("Failures:"), "{summary}");
 }

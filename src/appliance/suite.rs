@@ -522,6 +522,11 @@ fn run_phase(
             let Some(client) = run.server.clone() else {
                 return Ok(Outcome::Skipped("the server did not start".into()));
             };
+            if !server_alive(&run.work) {
+                return Ok(Outcome::Skipped(
+                    "the server is not running any more".into(),
+                ));
+            }
             let o = opts.profile.oltp.as_ref().expect("oltp");
             let threads = o.threads.iter().copied().max().unwrap_or(1);
             let cfg = oltp_config(opts, workload, threads, &client);
