@@ -344,8 +344,28 @@ async fn prepare_schema_statement_mixes_ignored_errors_and_cleanup() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnects_after_the_server_restarts_mid_run() {
     let srv = TestServer::start().await;
-    let (p, _) = prepare_blocking(config(&srv, Workload::ReadOnly, 1, 200)).await;
+    // Also covers prepare's INSERT path (used when the server refuses LOAD DATA LOCAL INFILE).
+    let mut p = config(&srv, Workload::ReadOnly, 1, 200);
+    p.load_data = false;
+    p.auto_inc = false;
+    let (p, _) = prepare_blocking(p).await;
     p.unwrap();
+    let mut side = mysql_async::Conn::new(srv.opts()).await.unwrap();
+    let (n, lo, hi): (u64, u64, u64) = side
+        .query_first("SELECT COUNT(*), MIN(id), MAX(id) FROM sbtest1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((n, lo, hi), (200, 1, 200));
+    let rows: Vec<(String, String)> = side.query("SELECT c, pad FROM sbtest1").await.unwrap();
+    rows.iter().for_each(|(c, pad)| check_c_pad(c, pad));
+    let (_, ddl): (String, String) = side
+        .query_first("SHOW CREATE TABLE sbtest1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!ddl.to_lowercase().contains("auto_increment"), "{ddl}");
+    drop(side);
     let mut c = config(&srv, Workload::ReadOnly, 1, 200);
     c.threads = 2;
     c.events = 0;

@@ -97,6 +97,9 @@ pub struct OltpConfig {
     pub connection: ConnectionConfig,
     /// How long a worker keeps trying to reconnect after losing its connection, seconds.
     pub reconnect_timeout_s: f64,
+    /// prepare: stream rows with LOAD DATA LOCAL INFILE when the server allows it (false: always
+    /// sysbench's multi-row INSERTs). The tables are the same either way.
+    pub load_data: bool,
     /// OS threads driving the connections (0 = min(threads, CPUs)); each runs a single-threaded
     /// tokio runtime with its share of the connections.
     pub client_threads: u32,
@@ -135,6 +138,7 @@ impl Default for OltpConfig {
             ps_mode: PsMode::Auto,
             connection: ConnectionConfig::default(),
             reconnect_timeout_s: 30.0,
+            load_data: true,
             client_threads: 0,
         }
     }
