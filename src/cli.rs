@@ -269,6 +269,9 @@ pub struct OltpArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, default_value_t = 30.0)]
     pub reconnect_timeout: f64,
+    /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
+    #[arg(long, hide = true)]
+    pub keep_write_wakeups: bool,
     /// OS threads driving the connections (0 = min(threads, CPUs)).
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,

@@ -127,6 +127,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         },
         reconnect_timeout_s: args.reconnect_timeout,
         load_data: true,
+        skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
     };
     cfg.validate()?;

@@ -11,6 +11,7 @@
 pub mod command;
 mod conn;
 mod datadir;
+mod epoll;
 mod prepare;
 pub mod rand;
 mod run;
@@ -100,6 +101,9 @@ pub struct OltpConfig {
     /// prepare: stream rows with LOAD DATA LOCAL INFILE when the server allows it (false: always
     /// sysbench's multi-row INSERTs). The tables are the same either way.
     pub load_data: bool,
+    /// run: stop the kernel waking the client when the server has read a request (see
+    /// `oltp::epoll`); halves the client's wake-ups per query on unix sockets.
+    pub skip_write_wakeups: bool,
     /// OS threads driving the connections (0 = min(threads, CPUs)); each runs a single-threaded
     /// tokio runtime with its share of the connections.
     pub client_threads: u32,
@@ -139,6 +143,7 @@ impl Default for OltpConfig {
             connection: ConnectionConfig::default(),
             reconnect_timeout_s: 30.0,
             load_data: true,
+            skip_write_wakeups: true,
             client_threads: 0,
         }
     }

@@ -258,18 +258,15 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-    {
-        Ok(rt) => rt,
+    let (rt, epfd) = match super::epoll::runtime_with_epoll() {
+        Ok(x) => x,
         Err(e) => {
             let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
             barrier.wait();
             return Vec::new();
         }
     };
+    let epfd = epfd.filter(|_| shared.cfg.skip_write_wakeups);
     let cfg = &shared.cfg;
     let sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(ids.len());
@@ -294,6 +291,9 @@ fn client_thread(
         }
         Ok(v)
     });
+    if let (Some(fd), Ok(_)) = (epfd, &sessions) {
+        super::epoll::drop_write_interest(fd);
+    }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
     let Ok(sessions) = sessions else {
@@ -311,6 +311,7 @@ fn client_thread(
                 s,
                 Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
                 shared,
+                epfd,
             ));
         }
         let mut outs = Vec::new();
@@ -352,7 +353,13 @@ async fn reconnect(shared: &Shared) -> Reconnect {
     }
 }
 
-async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shared>) -> WorkerOut {
+async fn worker(
+    idx: usize,
+    mut session: Session,
+    mut rng: Rng,
+    shared: Arc<Shared>,
+    epfd: Option<i32>,
+) -> WorkerOut {
     let cfg = &shared.cfg;
     let live = &shared.live[idx];
     let mut recorder = LatencyRecorder::new();
@@ -382,7 +389,16 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
                     *errors_by_code.entry(code).or_insert(0) += 1;
                     if let Err(e2) = session.rollback().await {
                         if let ErrorClass::Lost(c) = classify(&e2, &cfg.ignore_errors) {
-                            if !lost(&shared, live, &mut session, c, &e2, &mut errors_by_code).await
+                            if !lost(
+                                &shared,
+                                live,
+                                epfd,
+                                &mut session,
+                                c,
+                                &e2,
+                                &mut errors_by_code,
+                            )
+                            .await
                             {
                                 break 'events;
                             }
@@ -396,7 +412,17 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
                     }
                 }
                 ErrorClass::Lost(code) => {
-                    if !lost(&shared, live, &mut session, code, &e, &mut errors_by_code).await {
+                    if !lost(
+                        &shared,
+                        live,
+                        epfd,
+                        &mut session,
+                        code,
+                        &e,
+                        &mut errors_by_code,
+                    )
+                    .await
+                    {
                         break 'events;
                     }
                 }
@@ -435,6 +461,7 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
 async fn lost(
     shared: &Shared,
     live: &Live,
+    epfd: Option<i32>,
     session: &mut Session,
     code: u16,
     e: &mysql_async::Error,
@@ -445,6 +472,9 @@ async fn lost(
     match reconnect(shared).await {
         Reconnect::Done(s) => {
             *session = s;
+            if let Some(fd) = epfd {
+                super::epoll::drop_write_interest(fd);
+            }
             live.reconnects.fetch_add(1, Relaxed);
             true
         }
