@@ -272,7 +272,7 @@ pub struct OltpArgs {
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
-    /// OS threads driving the connections (0 = min(threads, CPUs)).
+    /// OS threads driving the connections (0 = one per connection).
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,
     /// Output format: text (sysbench's) or json (the result document).

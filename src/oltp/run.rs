@@ -1,7 +1,8 @@
 //! `run`: the event loop of sysbench 1.0 for OLTP scripts.
 //!
-//! Connections are spread over a few OS threads (min(threads, CPUs) by default), each driving
-//! its share with a single-threaded tokio runtime, so a query costs no cross-thread wake-up.
+//! Connections are spread over OS threads (one per connection by default, like sysbench; fewer
+//! with `client_threads`), each driving its share with a single-threaded tokio runtime, so a
+//! query costs no cross-thread wake-up.
 //! Every connection connects and prepares first; the clock starts when all are ready (sysbench's
 //! "Threads started!"). Per transaction the worker keeps its latency in its own
 //! [`LatencyRecorder`] and bumps a few relaxed atomics (counters, the interval histogram) that the
@@ -117,13 +118,13 @@ pub fn run(
 ) -> anyhow::Result<BenchResult> {
     cfg.validate()?;
     let threads = cfg.threads as usize;
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    // Default: one OS thread per connection, as sysbench. With fewer threads than connections
+    // the client gets a smaller share of the CPU it shares with the server's threads (the
+    // scheduler is fair per thread), which costs throughput on small machines.
     let os_threads = if cfg.client_threads > 0 {
         cfg.client_threads as usize
     } else {
-        cpus
+        threads
     }
     .clamp(1, threads);
     let seed = if cfg.rand.seed == 0 {
