@@ -231,6 +231,18 @@ pub fn run(
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    // The last tick often coincides with the end of a --time run (sysbench prints it too).
+    if cfg.report_interval_s > 0
+        && start.elapsed() + Duration::from_millis(50) >= interval * tick
+        && shared.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
+    {
+        let now = Instant::now();
+        let mut sample = interval_sample(&shared, &mut prev, prev_t, now, start, &mut scratch);
+        // The workers ran through this interval; they exited only at its very end.
+        sample.threads = cfg.threads;
+        observer.interval(&sample);
+        intervals.push(sample);
+    }
     let total_time_s = start.elapsed().as_secs_f64();
 
     let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
