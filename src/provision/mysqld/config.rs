@@ -288,7 +288,10 @@ pub fn parse_size(text: &str) -> anyhow::Result<u64> {
         "m" | "mb" | "mib" => MIB,
         "g" | "gb" | "gib" => 1024 * MIB,
         "t" | "tb" | "tib" => 1024 * 1024 * MIB,
-        other => bail!("unknown size unit '{other}' in '{text}': use K, M, G or T (e.g. 512M)"),
+        _ => bail!(
+            "unknown size unit '{}' in '{text}': use K, M, G or T (e.g. 512M)",
+            unit.trim()
+        ),
     };
     let n: f64 = num.parse().map_err(|_| {
         anyhow::anyhow!("'{text}' is not a size: use a number with K, M, G or T (e.g. 512M)")

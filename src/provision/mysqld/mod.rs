@@ -306,13 +306,17 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Who the server should run as: as root, `mysql` if it exists, else `root`; else nobody
-/// (the server runs as the calling user and gets no `--user`).
+/// Who the server should run as: as root, `mysql` if it exists, else `root`. As a normal
+/// user: `None` (the server runs as the calling user and gets no `--user`).
 fn choose_run_as() -> Option<OsUser> {
     if !is_root() {
         return None;
     }
-    lookup_user("mysql").or_else(|| lookup_user("root"))
+    Some(lookup_user("mysql").unwrap_or(OsUser {
+        name: "root".into(),
+        uid: 0,
+        gid: 0,
+    }))
 }
 
 /// The first ancestor of `path` that `user` cannot enter (no search permission), if any.
@@ -538,14 +542,12 @@ fn init_created(
     };
     if let Err(e) = outcome {
         let tail = log_tail_since(&l.error_log, log_start);
-        return Err(e).with_context(|| {
-            format!(
-                "initialising {} in '{}' failed; last lines of '{}':\n{tail}",
-                binary.describe(),
-                l.datadir.display(),
-                l.error_log.display()
-            )
-        });
+        bail!(
+            "initialising {} in '{}' failed (the datadir is removed again): {e:#}\n\nlast lines of the server's error log '{}':\n{tail}",
+            binary.describe(),
+            l.datadir.display(),
+            l.error_log.display()
+        );
     }
     if !looks_like_datadir(&l.datadir) {
         bail!(
@@ -724,10 +726,22 @@ pub fn stop_blocking(datadir: &Path, timeout: Duration) -> anyhow::Result<StopOu
     Ok(outcome)
 }
 
+/// The record `init` wrote; a missing one means init never finished.
+fn read_record(l: &Layout) -> anyhow::Result<ServerRecord> {
+    if !l.server_json.exists() {
+        return Err(MysqldError::NotInitialised {
+            datadir: l.datadir.clone(),
+            config: l.server_json.clone(),
+        }
+        .into());
+    }
+    layout::read_json(&l.server_json)
+}
+
 /// Running or not, pid, flavor, version, socket of the server of `datadir`.
 pub fn status(datadir: &Path) -> anyhow::Result<ServerStatus> {
     let l = Layout::load(datadir)?;
-    let record: ServerRecord = layout::read_json(&l.server_json)?;
+    let record = read_record(&l)?;
     let pid = running_pid(&l);
     Ok(ServerStatus {
         datadir: l.datadir.clone(),
@@ -814,7 +828,7 @@ pub async fn start(spec: &ServerSpec) -> anyhow::Result<ClientInfo> {
         .into());
     }
     let l = Layout::load(&datadir)?;
-    let record: ServerRecord = layout::read_json(&l.server_json)?;
+    let record = read_record(&l)?;
     if let Some(pid) = running_pid(&l) {
         return Err(MysqldError::AlreadyRunning {
             datadir: l.datadir.clone(),
