@@ -339,5 +339,14 @@ mod tests {
         let sql = create_table_sql(&sec, 1);
         assert!(sql.contains("id INTEGER NOT NULL,"), "{sql}");
         assert!(sql.contains("KEY xid (id)"), "{sql}");
+        let legacy = OltpConfig {
+            workload: Workload::Legacy,
+            storage_engine: "myisam".into(),
+            ..Default::default()
+        };
+        let sql = create_table_sql(&legacy, 2);
+        assert!(sql.contains("id INTEGER UNSIGNED NOT NULL AUTO_INCREMENT"), "{sql}");
+        assert!(sql.contains("k INTEGER UNSIGNED DEFAULT '0' NOT NULL"), "{sql}");
+        assert!(sql.ends_with("/*! ENGINE = myisam */ MAX_ROWS = 1000000"), "{sql}");
     }
 }
