@@ -53,15 +53,12 @@ pub(crate) fn create_table_sql(cfg: &OltpConfig, n: u32) -> String {
     } else {
         "PRIMARY KEY"
     };
-    let extra = if legacy && cfg.storage_engine.eq_ignore_ascii_case("myisam") {
-        " MAX_ROWS = 1000000"
-    } else {
-        ""
-    };
+    // The legacy common.lua puts `MAX_ROWS = <--myisam-max-rows, 1000000>` in the engine comment.
+    let extra = if legacy { " MAX_ROWS = 1000000" } else { "" };
     format!(
         "CREATE TABLE sbtest{n}(\n  id {id_def},\n  k {int} DEFAULT '0' NOT NULL,\n  \
          c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  \
-         {id_index} (id)\n) /*! ENGINE = {} */{extra}",
+         {id_index} (id)\n) /*! ENGINE = {}{extra} */",
         cfg.storage_engine
     )
 }
@@ -345,8 +342,17 @@ mod tests {
             ..Default::default()
         };
         let sql = create_table_sql(&legacy, 2);
-        assert!(sql.contains("id INTEGER UNSIGNED NOT NULL AUTO_INCREMENT"), "{sql}");
-        assert!(sql.contains("k INTEGER UNSIGNED DEFAULT '0' NOT NULL"), "{sql}");
-        assert!(sql.ends_with("/*! ENGINE = myisam */ MAX_ROWS = 1000000"), "{sql}");
+        assert!(
+            sql.contains("id INTEGER UNSIGNED NOT NULL AUTO_INCREMENT"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("k INTEGER UNSIGNED DEFAULT '0' NOT NULL"),
+            "{sql}"
+        );
+        assert!(
+            sql.ends_with("/*! ENGINE = myisam MAX_ROWS = 1000000 */"),
+            "{sql}"
+        );
     }
 }
