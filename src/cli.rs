@@ -16,6 +16,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// sysbench-compatible OLTP: `spindle oltp <workload> [options] prepare|run|cleanup`.
+    #[command(args_override_self = true)]
     Oltp(Box<OltpArgs>),
     /// Manage a private MySQL-family server on a data directory: init, start, stop, status.
     Mysqld(MysqldArgs),

@@ -447,6 +447,8 @@ fn the_cli_takes_sysbench_style_words_and_booleans() {
         "oltp_read_write",
         "--mysql-ignore-errors=all",
         "--threads=4",
+        "--oltp-tables-count=3",
+        "--tables=5",
     ])
     .unwrap();
     let Command::Oltp(a) = cli.command else {
@@ -462,6 +464,8 @@ fn the_cli_takes_sysbench_style_words_and_booleans() {
     let cfg = oltp::command::config_from_args(&a, w).unwrap();
     assert_eq!(cfg.ignore_errors, oltp::IgnoreErrors::All);
     assert_eq!(cfg.threads, 4);
+    // sysbench lets a later option override an earlier one (also through the 0.5-era alias).
+    assert_eq!(cfg.tables, 5);
     // A bad value names its flag.
     let cli =
         Cli::try_parse_from(["spindle", "oltp", "read_write", "run", "--rand-type=zipf"]).unwrap();
