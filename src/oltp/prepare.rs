@@ -184,7 +184,24 @@ async fn load_data(
     };
     let sql = format!("LOAD DATA LOCAL INFILE 'sbtest{n}' INTO TABLE sbtest{n} {cols}");
     match conn.query_drop(sql).await {
-        Ok(()) => Ok(true),
+        Ok(()) => {
+            if cfg.auto_inc {
+                // LOAD DATA reserves auto-increment values in blocks; put the counter where
+                // sysbench's INSERTs leave it (rows + 1) so SHOW CREATE TABLE is identical too.
+                conn.query_drop(format!(
+                    "ALTER TABLE sbtest{n} AUTO_INCREMENT = {}",
+                    rows as u64 + 1
+                ))
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "ALTER TABLE sbtest{n} AUTO_INCREMENT: {}",
+                        super::conn::describe_error(&e)
+                    )
+                })?;
+            }
+            Ok(true)
+        }
         // ER_NOT_ALLOWED_COMMAND, MySQL 8's ER_CLIENT_LOCAL_FILES_DISABLED, and the client-side
         // CR_LOAD_DATA_LOCAL_INFILE_REJECTED: local infile is off, use INSERTs.
         Err(mysql_async::Error::Server(e)) if [1148, 3948, 2068].contains(&e.code) => Ok(false),
