@@ -18,7 +18,8 @@ pub enum Command {
     /// sysbench-compatible file I/O benchmark: `spindle fileio [options] prepare|run|cleanup`.
     Fileio(FileioArgs),
     /// sysbench-compatible OLTP: `spindle oltp <workload> [options] prepare|run|cleanup`.
-    Oltp(OltpArgs),
+    #[command(args_override_self = true)]
+    Oltp(Box<OltpArgs>),
     /// Manage a private MySQL-family server on a data directory: init, start, stop, status.
     Mysqld(MysqldArgs),
     /// List block devices and say which ones can be benchmarked, and why not.
@@ -400,7 +401,10 @@ pub struct OltpArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, default_value_t = 30.0)]
     pub reconnect_timeout: f64,
-    /// OS threads driving the connections (0 = min(threads, CPUs)).
+    /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
+    #[arg(long, hide = true)]
+    pub keep_write_wakeups: bool,
+    /// OS threads driving the connections (0 = one per connection).
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,
     /// Output format: text (sysbench's) or json (the result document).

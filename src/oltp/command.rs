@@ -126,6 +126,8 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
             database: args.mysql_db.clone().unwrap_or(defaults.database),
         },
         reconnect_timeout_s: args.reconnect_timeout,
+        load_data: true,
+        skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
     };
     cfg.validate()?;

@@ -1,7 +1,8 @@
 //! `run`: the event loop of sysbench 1.0 for OLTP scripts.
 //!
-//! Connections are spread over a few OS threads (min(threads, CPUs) by default), each driving
-//! its share with a single-threaded tokio runtime, so a query costs no cross-thread wake-up.
+//! Connections are spread over OS threads (one per connection by default, like sysbench; fewer
+//! with `client_threads`), each driving its share with a single-threaded tokio runtime, so a
+//! query costs no cross-thread wake-up.
 //! Every connection connects and prepares first; the clock starts when all are ready (sysbench's
 //! "Threads started!"). Per transaction the worker keeps its latency in its own
 //! [`LatencyRecorder`] and bumps a few relaxed atomics (counters, the interval histogram) that the
@@ -117,13 +118,13 @@ pub fn run(
 ) -> anyhow::Result<BenchResult> {
     cfg.validate()?;
     let threads = cfg.threads as usize;
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    // Default: one OS thread per connection, as sysbench. With fewer threads than connections
+    // the client gets a smaller share of the CPU it shares with the server's threads (the
+    // scheduler is fair per thread), which costs throughput on small machines.
     let os_threads = if cfg.client_threads > 0 {
         cfg.client_threads as usize
     } else {
-        cpus
+        threads
     }
     .clamp(1, threads);
     let seed = if cfg.rand.seed == 0 {
@@ -230,6 +231,18 @@ pub fn run(
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    // The last tick often coincides with the end of a --time run (sysbench prints it too).
+    if cfg.report_interval_s > 0
+        && start.elapsed() + Duration::from_millis(50) >= interval * tick
+        && shared.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
+    {
+        let now = Instant::now();
+        let mut sample = interval_sample(&shared, &mut prev, prev_t, now, start, &mut scratch);
+        // The workers ran through this interval; they exited only at its very end.
+        sample.threads = cfg.threads;
+        observer.interval(&sample);
+        intervals.push(sample);
+    }
     let total_time_s = start.elapsed().as_secs_f64();
 
     let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
@@ -258,17 +271,15 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
+    let (rt, epfd) = match super::epoll::runtime_with_epoll() {
+        Ok(x) => x,
         Err(e) => {
             let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
             barrier.wait();
             return Vec::new();
         }
     };
+    let epfd = epfd.filter(|_| shared.cfg.skip_write_wakeups);
     let cfg = &shared.cfg;
     let sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(ids.len());
@@ -293,6 +304,9 @@ fn client_thread(
         }
         Ok(v)
     });
+    if let (Some(fd), Ok(_)) = (epfd, &sessions) {
+        super::epoll::drop_write_interest(fd);
+    }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
     let Ok(sessions) = sessions else {
@@ -310,6 +324,7 @@ fn client_thread(
                 s,
                 Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
                 shared,
+                epfd,
             ));
         }
         let mut outs = Vec::new();
@@ -351,7 +366,13 @@ async fn reconnect(shared: &Shared) -> Reconnect {
     }
 }
 
-async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shared>) -> WorkerOut {
+async fn worker(
+    idx: usize,
+    mut session: Session,
+    mut rng: Rng,
+    shared: Arc<Shared>,
+    epfd: Option<i32>,
+) -> WorkerOut {
     let cfg = &shared.cfg;
     let live = &shared.live[idx];
     let mut recorder = LatencyRecorder::new();
@@ -381,7 +402,16 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
                     *errors_by_code.entry(code).or_insert(0) += 1;
                     if let Err(e2) = session.rollback().await {
                         if let ErrorClass::Lost(c) = classify(&e2, &cfg.ignore_errors) {
-                            if !lost(&shared, live, &mut session, c, &e2, &mut errors_by_code).await
+                            if !lost(
+                                &shared,
+                                live,
+                                epfd,
+                                &mut session,
+                                c,
+                                &e2,
+                                &mut errors_by_code,
+                            )
+                            .await
                             {
                                 break 'events;
                             }
@@ -395,7 +425,17 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
                     }
                 }
                 ErrorClass::Lost(code) => {
-                    if !lost(&shared, live, &mut session, code, &e, &mut errors_by_code).await {
+                    if !lost(
+                        &shared,
+                        live,
+                        epfd,
+                        &mut session,
+                        code,
+                        &e,
+                        &mut errors_by_code,
+                    )
+                    .await
+                    {
                         break 'events;
                     }
                 }
@@ -434,6 +474,7 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
 async fn lost(
     shared: &Shared,
     live: &Live,
+    epfd: Option<i32>,
     session: &mut Session,
     code: u16,
     e: &mysql_async::Error,
@@ -444,6 +485,9 @@ async fn lost(
     match reconnect(shared).await {
         Reconnect::Done(s) => {
             *session = s;
+            if let Some(fd) = epfd {
+                super::epoll::drop_write_interest(fd);
+            }
             live.reconnects.fetch_add(1, Relaxed);
             true
         }
