@@ -21,6 +21,8 @@ pub enum Command {
     Oltp(OltpArgs),
     /// Manage a private MySQL-family server on a data directory: init, start, stop, status.
     Mysqld(MysqldArgs),
+    /// List block devices and say which ones can be benchmarked, and why not.
+    Disks(DisksArgs),
 }
 
 /// Output format of a benchmark command.
@@ -185,6 +187,20 @@ pub enum MysqldFormatArg {
     Json,
 }
 
+/// `spindle disks`: discovery and classification of benchmark targets.
+#[derive(Debug, clap::Args)]
+pub struct DisksArgs {
+    /// Print the full facts and verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also list loop devices, RAM disks, dm/md devices and optical drives.
+    #[arg(long)]
+    pub all: bool,
+    /// Read /sys, /proc, /dev and /run under DIR instead of / (fixture trees, images).
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub sysroot: std::path::PathBuf,
+}
+
 /// Parses `args` and runs the chosen subcommand; returns the exit code.
 pub fn run<I, T>(args: I) -> anyhow::Result<i32>
 where
@@ -204,6 +220,7 @@ where
         Command::Fileio(a) => crate::cmd::fileio::run(a),
         Command::Oltp(a) => crate::oltp::command::execute(&a),
         Command::Mysqld(a) => crate::cmd::mysqld::run(a),
+        Command::Disks(a) => crate::disk::run_disks_command(&a.sysroot, a.json, a.all),
     }
 }
 

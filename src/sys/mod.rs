@@ -2,8 +2,10 @@
 //! /dev so tests can use fixture trees, and the one runner all shell-outs go through.
 
 pub mod host;
+pub mod root;
 pub mod runner;
 pub mod signals;
 
 pub use host::HostInfo;
+pub use root::SysRoot;
 pub use runner::CommandRunner;
