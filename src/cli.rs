@@ -25,6 +25,20 @@ pub enum Command {
     Disks(DisksArgs),
 }
 
+/// `spindle disks`: discovery and classification of benchmark targets.
+#[derive(Debug, clap::Args)]
+pub struct DisksArgs {
+    /// Print the full facts and verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also list loop devices, RAM disks, dm/md devices and optical drives.
+    #[arg(long)]
+    pub all: bool,
+    /// Read /sys, /proc, /dev and /run under DIR instead of / (fixture trees, images).
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub sysroot: std::path::PathBuf,
+}
+
 /// Output format of a benchmark command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -185,20 +199,6 @@ pub enum MysqldActionArg {
 pub enum MysqldFormatArg {
     Text,
     Json,
-}
-
-/// `spindle disks`: discovery and classification of benchmark targets.
-#[derive(Debug, clap::Args)]
-pub struct DisksArgs {
-    /// Print the full facts and verdicts as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Also list loop devices, RAM disks, dm/md devices and optical drives.
-    #[arg(long)]
-    pub all: bool,
-    /// Read /sys, /proc, /dev and /run under DIR instead of / (fixture trees, images).
-    #[arg(long, value_name = "DIR", default_value = "/")]
-    pub sysroot: std::path::PathBuf,
 }
 
 /// Parses `args` and runs the chosen subcommand; returns the exit code.

@@ -272,6 +272,10 @@ fn laptop_nvme_root_under_dm_crypt_sata_probe_and_odd_usb() {
     ));
     assert!(matches!(reason(&v["sdb"]), Exclusion::NoMedium { .. }));
     assert!(
+        matches!(reason(&v["sde"]), Exclusion::NoMedium { .. }),
+        "dangling /sys/block link"
+    );
+    assert!(
         matches!(reason(&v["sdc"]), Exclusion::Usb2Link { speed_mbps, .. } if *speed_mbps == 480.0),
         "a 480 Mb/s hub bounds a 5000 Mb/s device"
     );

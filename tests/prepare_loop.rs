@@ -6,7 +6,7 @@
 use spindle::disk::signature::{parse_partition_table, read_head_tail, SignatureKind};
 use spindle::disk::{find_disk, Disk, DiskPolicy};
 use spindle::provision::prepare::{
-    plan_preparation, prepare, prepare_with, release, Preparation, PrepareOptions,
+    plan_preparation, prepare, prepare_with, release, Preparation, PrepareOptions, ReleaseGuard,
 };
 use spindle::sys::{CommandRunner, SysRoot};
 use std::path::{Path, PathBuf};
@@ -366,8 +366,12 @@ fn existing_filesystem_is_used_in_a_spindle_folder_then_cleaned() {
         }
     );
     let runner = CommandRunner { quiet: true };
-    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
-        .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}"));
+    let guard = ReleaseGuard::new(
+        prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+            .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}")),
+        runner.clone(),
+    );
+    let t = guard.target().clone();
     assert!(!t.erased);
     assert_eq!(t.work_dir, t.mount_point.join("spindle"));
     std::fs::write(t.work_dir.join("sbtest.dat"), vec![7u8; 4096]).unwrap();
@@ -375,7 +379,7 @@ fn existing_filesystem_is_used_in_a_spindle_folder_then_cleaned() {
         std::fs::read_to_string(t.mount_point.join("notes.txt")).unwrap(),
         "do not lose me\n"
     );
-    release(&t, &runner).unwrap_or_else(|e| panic!("release: {e:#}"));
+    drop(guard); // releases
     assert!(mount_options(&t.mount_point).is_none());
 
     // Look again, read-only: the user's files are there, spindle/ is gone.
@@ -558,4 +562,44 @@ fn existing_filesystem_on_a_partition_the_kernel_does_not_show() {
     assert!(t.work_dir.is_dir());
     release(&t, &runner).unwrap();
     assert!(mount_options(&t.mount_point).is_none());
+}
+
+/// A second run finds the disk spindle formatted in the first: it holds data now, and is
+/// erased again only with `reerase_spindle_disks`.
+#[test]
+fn spindle_formatted_disk_is_reerased_only_when_allowed() {
+    let mut lab = Lab::new();
+    let (_img, dev) = lab.image("again.img", 64);
+    let policy = loop_policy();
+    let runner = CommandRunner { quiet: true };
+    let disk = lab.disk(&dev);
+    let t = prepare(
+        &disk,
+        &plan_preparation(&disk, &policy),
+        &policy,
+        &lab.run_dir(),
+        &runner,
+    )
+    .unwrap_or_else(|e| panic!("first prepare {dev}: {e:#}"));
+    release(&t, &runner).unwrap();
+
+    let disk = lab.disk(&dev);
+    match plan_preparation(&disk, &policy) {
+        Preparation::Skip { reason } => {
+            assert!(reason.contains("formatted by spindle earlier"), "{reason}")
+        }
+        other => panic!("second run must not erase without permission: {other:?}"),
+    }
+    let again = DiskPolicy {
+        reerase_spindle_disks: true,
+        ..loop_policy()
+    };
+    let plan = plan_preparation(&disk, &again);
+    assert!(
+        matches!(plan, Preparation::Erase { named: true, .. }),
+        "{plan:?}"
+    );
+    let t = prepare(&disk, &plan, &again, &lab.run_dir(), &runner)
+        .unwrap_or_else(|e| panic!("second prepare {dev}: {e:#}"));
+    release(&t, &runner).unwrap();
 }

@@ -5,6 +5,7 @@
 
 pub mod appliance;
 pub mod fileio;
+pub mod profile;
 
 use anyhow::bail;
 

@@ -60,6 +60,10 @@ pub struct DiskPolicy {
     pub use_existing_filesystem: bool,
     /// Filesystem created when a disk is erased.
     pub filesystem: FsKind,
+    /// Erase again, without naming it, a disk whose only content is what spindle made on an
+    /// earlier run: one partition holding a filesystem labelled `spindle-…`. Off by default
+    /// (anything written there since would be lost).
+    pub reerase_spindle_disks: bool,
 }
 
 impl Default for DiskPolicy {
@@ -72,6 +76,7 @@ impl Default for DiskPolicy {
             erase: Vec::new(),
             use_existing_filesystem: false,
             filesystem: FsKind::Ext4,
+            reerase_spindle_disks: false,
         }
     }
 }
@@ -252,11 +257,30 @@ fn describe_data(disk: &Disk) -> String {
             None => parts.push(format!("{dev} {fs}")),
         }
     }
+    if spindle_made(disk) {
+        parts.push(
+            "formatted by spindle earlier; reerase_spindle_disks = true erases it again".into(),
+        );
+    }
     if parts.is_empty() && !disk.partitions.is_empty() {
         let names: Vec<&str> = disk.partitions.iter().map(|p| p.name.as_str()).collect();
         parts.push(format!("partitions {}", names.join(", ")));
     }
     parts.join(", ")
+}
+
+/// True if the disk holds only what spindle made: one partition with a `spindle-…` label.
+pub fn spindle_made(disk: &Disk) -> bool {
+    let only_table = disk.signatures.iter().all(|s| s.kind.is_partition_table());
+    match disk.partitions.as_slice() {
+        [p] => {
+            only_table
+                && p.label
+                    .as_deref()
+                    .is_some_and(|l| l.starts_with("spindle-"))
+        }
+        _ => false,
+    }
 }
 
 /// How the disk would be used if nothing else excludes it; `Err` if it holds data that the
@@ -265,7 +289,7 @@ pub fn intended_use(disk: &Disk, policy: &DiskPolicy) -> Result<TargetUse, Exclu
     if disk.looks_blank() {
         return Ok(TargetUse::Erase { named: false });
     }
-    if policy.names_for_erase(disk) {
+    if policy.names_for_erase(disk) || (policy.reerase_spindle_disks && spindle_made(disk)) {
         return Ok(TargetUse::Erase { named: true });
     }
     if policy.use_existing_filesystem {
@@ -479,6 +503,35 @@ mod tests {
                 }
             }
         );
+    }
+
+    #[test]
+    fn spindle_formatted_disk_is_reerased_only_when_allowed() {
+        let mut d = usb_disk();
+        d.partition_table = Some("gpt".into());
+        d.partitions.push(Partition {
+            name: "sda1".into(),
+            fs_type: Some("ext4".into()),
+            label: Some("spindle-a1234567".into()),
+            ..Partition::default()
+        });
+        let v = classify(&d, &DiskPolicy::default());
+        assert!(
+            v.to_string().contains("formatted by spindle earlier"),
+            "{v}"
+        );
+        let p = DiskPolicy {
+            reerase_spindle_disks: true,
+            ..DiskPolicy::default()
+        };
+        assert_eq!(
+            classify(&d, &p),
+            Verdict::Eligible {
+                how: TargetUse::Erase { named: true }
+            }
+        );
+        d.partitions[0].label = Some("photos".into());
+        assert!(!classify(&d, &p).is_eligible());
     }
 
     #[test]

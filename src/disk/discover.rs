@@ -578,10 +578,16 @@ pub fn scan(root: &SysRoot, all: bool) -> anyhow::Result<Vec<Disk>> {
             if d.name.contains("boot") && t == Transport::Mmc || d.name.contains("rpmb") {
                 return false;
             }
-            if t.is_disk() {
+            // Network/flash block devices that are listed by the hundred when unused.
+            let pseudo = ["nbd", "mtdblock", "ubiblock"]
+                .iter()
+                .any(|p| d.name.starts_with(p));
+            if t.is_disk() && !pseudo {
                 return true;
             }
-            all && !(t == Transport::Loop && d.backing_file.is_none())
+            let unused = (t == Transport::Loop && d.backing_file.is_none())
+                || (pseudo && d.size_bytes.unwrap_or(0) == 0);
+            all && !unused
         })
         .collect())
 }
@@ -628,6 +634,36 @@ mod tests {
         assert_eq!(transport_of("loop0", "", false), Transport::Loop);
         assert_eq!(transport_of("vda", "", false), Transport::Virtio);
         assert_eq!(transport_of("weird", "", false), Transport::Other);
+    }
+
+    #[test]
+    fn root_spec_resolves_without_by_links_from_udev_or_probed_facts() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::new(dir.path());
+        let disks = vec![Disk {
+            name: "sda".into(),
+            partitions: vec![Partition {
+                name: "sda2".into(),
+                partuuid: Some("e8af6eb2-02".into()),
+                label: Some("rootfs".into()),
+                uuid: Some("0d1b2c3a-1111".into()),
+                ..Partition::default()
+            }],
+            ..Disk::default()
+        }];
+        for spec in [
+            "PARTUUID=E8AF6EB2-02",
+            "LABEL=rootfs",
+            "UUID=0d1b2c3a-1111",
+            "/dev/sda2",
+        ] {
+            assert_eq!(
+                resolve_root_spec(&root, spec, &disks),
+                vec!["sda2"],
+                "{spec}"
+            );
+        }
+        assert!(resolve_root_spec(&root, "LABEL=other", &disks).is_empty());
     }
 
     #[test]

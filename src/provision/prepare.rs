@@ -534,6 +534,47 @@ pub fn release(target: &PreparedTarget, runner: &CommandRunner) -> anyhow::Resul
     }
 }
 
+/// Owns a prepared target and releases it when dropped, so an early return or a panic between
+/// [`prepare`] and [`release`] never leaves a mount or loop device behind.
+pub struct ReleaseGuard {
+    target: Option<PreparedTarget>,
+    runner: CommandRunner,
+}
+
+impl ReleaseGuard {
+    pub fn new(target: PreparedTarget, runner: CommandRunner) -> Self {
+        ReleaseGuard {
+            target: Some(target),
+            runner,
+        }
+    }
+
+    /// The guarded target.
+    pub fn target(&self) -> &PreparedTarget {
+        self.target
+            .as_ref()
+            .expect("ReleaseGuard holds its target until dropped or released")
+    }
+
+    /// Releases now and reports the outcome (dropping would only log it).
+    pub fn release(mut self) -> anyhow::Result<()> {
+        match self.target.take() {
+            Some(t) => release(&t, &self.runner),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ReleaseGuard {
+    fn drop(&mut self) {
+        if let Some(t) = self.target.take() {
+            if let Err(e) = release(&t, &self.runner) {
+                eprintln!("spindle: releasing {}: {e:#}", t.mount_point.display());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
