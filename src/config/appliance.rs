@@ -17,7 +17,7 @@ pub const KNOWN_PROFILES: &[&str] = &["quick", "standard", "reference"];
 pub struct ApplianceConfig {
     /// Where each run's bundle directory lives on the SD card until it is on a stick.
     pub runs_dir: PathBuf,
-    /// Suite profile of a run: quick, standard or reference.
+    /// Suite profile of a run: quick, standard, reference, or the path of a profile file.
     pub profile: String,
     /// Start a run at boot (once eligible disks are found), without the button.
     pub autostart: bool,
@@ -206,7 +206,10 @@ impl ApplianceSettings {
 
     /// Checks values serde cannot.
     pub fn validate(&self) -> anyhow::Result<()> {
-        check_profile(&self.appliance.profile, "[appliance] profile")?;
+        let p = &self.appliance.profile;
+        if !(p.contains('/') || p.ends_with(".toml")) {
+            check_profile(p, "[appliance] profile")?;
+        }
         crate::config::ensure(
             self.appliance.poll_interval_ms >= 50,
             "[appliance] poll_interval_ms",
