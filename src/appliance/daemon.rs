@@ -227,6 +227,9 @@ struct Observer(Sender<Msg>);
 impl SuiteObserver for Observer {
     fn phase_started(&self, target: &str, phase: &str, index: usize, total: usize, _eta: u64) {
         eprintln!("spindle: [{index}/{total}] {target}: {phase}");
+        if phase.starts_with("system-state") {
+            return; // bookkeeping, not a phase a person needs to see
+        }
         let _ = self.0.send(Msg::Event(Event::PhaseStarted {
             phase: Phase::from_name(phase),
         }));
@@ -462,12 +465,23 @@ impl Daemon {
         }));
     }
 
-    /// Polls sticks (and disks unless a run is in progress) and emits change events.
+    /// Polls sticks and disks (not while a run is in progress) and emits change events.
     fn poll(&mut self) {
-        let running = matches!(self.state.mode, state::Mode::Running { .. });
-        if running {
+        if matches!(self.state.mode, state::Mode::Running { .. }) {
             return;
         }
+        self.poll_sticks();
+        if self.state.stick != state::Stick::Copying {
+            let n = count_targets(&self.settings, &self.policy());
+            if n != self.disks {
+                self.disks = n;
+                self.handle(Event::DisksChanged { disks: n });
+            }
+        }
+    }
+
+    /// Looks for the results stick and emits inserted/removed events.
+    fn poll_sticks(&mut self) {
         let root = SysRoot::new(&self.settings.appliance.sysroot);
         let found = match sink::find_sticks(&root, &self.settings.stick) {
             Ok(v) => v.into_iter().next(),
@@ -485,14 +499,6 @@ impl Daemon {
             }
             (Some(_), None) => self.stick_removed(),
             _ => {}
-        }
-        let copying = self.state.stick == state::Stick::Copying;
-        if !copying {
-            let n = count_targets(&self.settings, &self.policy());
-            if n != self.disks {
-                self.disks = n;
-                self.handle(Event::DisksChanged { disks: n });
-            }
         }
     }
 
@@ -660,6 +666,9 @@ pub fn run_daemon(
                     }
                 };
                 eprintln!("spindle: run ended: {outcome:?}");
+                // Sticks were not polled during the run: see what is plugged in now, so
+                // results never go to a stick that was pulled meanwhile.
+                d.poll_sticks();
                 d.handle(Event::RunFinished { outcome });
                 last_poll = Instant::now() - poll_every; // look for sticks right away
             }
