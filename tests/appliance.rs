@@ -154,9 +154,16 @@ struct Appliance {
 impl Appliance {
     fn start(label: &str, fileio_time_s: u64) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("target");
+        let s = Self::settings(dir.path(), label, fileio_time_s);
+        Self::start_with(dir, s)
+    }
+
+    /// Settings for a daemon working in `dir`: a directory target, a tiny fileio-only
+    /// profile, the mock indicator, no GPIO button, sticks labelled `label` on loop devices.
+    fn settings(dir: &Path, label: &str, fileio_time_s: u64) -> ApplianceSettings {
+        let target = dir.join("target");
         std::fs::create_dir(&target).unwrap();
-        let profile = dir.path().join("tiny.toml");
+        let profile = dir.join("tiny.toml");
         std::fs::write(
             &profile,
             format!(
@@ -165,8 +172,8 @@ impl Appliance {
         )
         .unwrap();
         let mut s = ApplianceSettings::default();
-        s.appliance.runs_dir = dir.path().join("runs");
-        s.appliance.control_socket = dir.path().join("run/control.sock");
+        s.appliance.runs_dir = dir.join("runs");
+        s.appliance.control_socket = dir.join("run/control.sock");
         s.appliance.poll_interval_ms = 250;
         s.appliance.targets = vec![target];
         s.appliance.profile = profile.display().to_string();
@@ -174,8 +181,8 @@ impl Appliance {
         s.button.enabled = false;
         s.stick.label = label.to_string();
         s.stick.allow_non_usb = true;
-        s.stick.mount_dir = dir.path().join("stick");
-        Self::start_with(dir, s)
+        s.stick.mount_dir = dir.join("stick");
+        s
     }
 
     fn start_with(dir: tempfile::TempDir, settings: ApplianceSettings) -> Self {
@@ -493,4 +500,46 @@ fn fat_stick_receives_the_bundle() {
     let runs = a.runs();
     a.stop();
     assert_eq!(stick_listing(&stick), runs);
+}
+
+#[test]
+fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
+    require_root();
+    let label = unique_label();
+    let stick = LoopStick::new(STICK_FS, &label, 8 * 1024, |_| {});
+    // What the SD card holds after a power cut mid-run: a bundle that still says "running".
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let old = runs.join("20260101-000000-pi");
+    std::fs::create_dir_all(&old).unwrap();
+    let doc = spindle::report::suite::SuiteResult {
+        schema_version: spindle::report::suite::SUITE_SCHEMA_VERSION,
+        tool: spindle::report::ToolInfo::spindle("1.0"),
+        host: spindle::sys::HostInfo::collect(),
+        run_id: "20260101-000000-pi".into(),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        finished_at: None,
+        status: "running".into(),
+        profile: serde_json::json!({}),
+        targets: vec![],
+        skipped: vec![],
+    };
+    spindle::report::suite::write_bundle(&old, &doc).unwrap();
+    let s = Appliance::settings(dir.path(), &label, 1);
+    assert_eq!(s.appliance.runs_dir, runs);
+    let a = Appliance::start_with(dir, s);
+    a.wait(30, "safe to remove", |p| *p == Pattern::SafeToRemove);
+    assert_eq!(results_status(&old), "interrupted");
+    assert!(old.join(".copied-to-stick").exists());
+    a.stop();
+    assert_eq!(
+        stick_listing(&stick),
+        vec!["20260101-000000-pi".to_string()]
+    );
+    stick.with_mounted(true, |root| {
+        assert_eq!(
+            results_status(&root.join("spindle/20260101-000000-pi")),
+            "interrupted"
+        );
+    });
 }

@@ -160,9 +160,12 @@ impl Indicator for ConsoleIndicator {
     }
 }
 
+/// One recorded change: when, and the pattern (`None` = shut down, all dark).
+pub type MockEntry = (Instant, Option<Pattern>);
+
 /// What the mock indicator saw: every change with the time it happened.
 #[derive(Clone, Debug, Default)]
-pub struct MockLog(Arc<Mutex<Vec<(Instant, Option<Pattern>)>>>);
+pub struct MockLog(Arc<Mutex<Vec<MockEntry>>>);
 
 impl MockLog {
     /// Every pattern shown, in order (`None` = shut down, all dark).
@@ -171,7 +174,7 @@ impl MockLog {
     }
 
     /// Every change with its time.
-    pub fn entries(&self) -> Vec<(Instant, Option<Pattern>)> {
+    pub fn entries(&self) -> Vec<MockEntry> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
