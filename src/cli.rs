@@ -31,6 +31,39 @@ pub enum Command {
     Start(ControlArgs),
     /// Ask the running daemon to abort the run cleanly (like a long button press).
     Abort(ControlArgs),
+    /// Run the whole suite (fileio, then OLTP on a private server) on every eligible disk or on
+    /// the given directories, and write one results bundle.
+    Suite(SuiteArgs),
+}
+
+/// `spindle suite`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  spindle suite --target /tmp/scratch --profile quick\n  spindle suite --profile standard          (every eligible USB3 disk; needs root)"
+)]
+pub struct SuiteArgs {
+    /// Benchmark this disk (/dev/sdX, kernel name, by-id name or serial); repeatable. Without
+    /// --disk and --target: every eligible disk.
+    #[arg(long, value_name = "DEV|ID")]
+    pub disk: Vec<String>,
+    /// Benchmark in this directory (no disk preparation); repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub target: Vec<std::path::PathBuf>,
+    /// Profile: quick, standard, reference, or a .toml file [default: from --config, else standard].
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
+    /// Configuration file (see config/spindle.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    /// Bundle directory [default: ./spindle-results/<host>-<timestamp>/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Read /sys, /proc and /dev under DIR (tests).
+    #[arg(long, value_name = "DIR", default_value = "/", hide = true)]
+    pub sysroot: std::path::PathBuf,
+    /// Show the plan and the disk verdicts, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `spindle disks`: discovery and classification of benchmark targets.
@@ -284,6 +317,7 @@ where
             crate::cmd::control::run(crate::appliance::daemon::ControlCommand::Abort, a)
         }
         Command::Disks(a) => crate::disk::run_disks_command(&a.sysroot, a.json, a.all),
+        Command::Suite(a) => crate::cmd::suite::run(a),
     }
 }
 

@@ -230,7 +230,7 @@ pub fn run_suite(
                             seconds,
                             error,
                             notes,
-                            result: r,
+                            result: r.map(|b| *b),
                         }
                     }
                     Ok(Outcome::Skipped(why)) => PhaseResult {
@@ -335,7 +335,7 @@ fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
 }
 
 enum Outcome {
-    Done(Option<BenchResult>),
+    Done(Option<Box<BenchResult>>),
     Skipped(String),
 }
 
@@ -497,7 +497,7 @@ fn run_phase(
                     notes.push(format!("re-prepare after seqwr failed: {e:#}"));
                 }
             }
-            Ok(Outcome::Done(Some(r)))
+            Ok(Outcome::Done(Some(Box::new(r))))
         }
         Phase::FileioCleanup { set } => {
             let cfg = fileio_config(&opts.profile.fileio[set], &run.work, set, ram)?;
@@ -586,7 +586,16 @@ fn run_phase(
                 watcher_done.store(true, Ordering::Relaxed);
                 r
             })?;
-            Ok(Outcome::Done(Some(r)))
+            let mut r = r;
+            if r.error.is_none() && !server_alive(&run.work) {
+                // The engine may have spent the end of the run trying to reconnect; a server
+                // that is gone makes the numbers partial whatever the engine saw.
+                r.error = Some(format!(
+                    "the database server stopped during the run; last lines of its error log:\n{}",
+                    error_log_tail(&run.work)
+                ));
+            }
+            Ok(Outcome::Done(Some(Box::new(r))))
         }
         Phase::OltpCleanup { workload } => {
             let Some(client) = run.server.clone() else {
@@ -613,6 +622,14 @@ fn run_phase(
             Ok(Outcome::Done(None))
         }
     }
+}
+
+fn error_log_tail(work: &Path) -> String {
+    mysqld::status(&work.join("mysql"))
+        .ok()
+        .and_then(|st| std::fs::read_to_string(st.error_log).ok())
+        .map(|t| crate::sys::runner::tail_lines(&t, 5))
+        .unwrap_or_else(|| "(error log not readable)".into())
 }
 
 fn server_alive(work: &Path) -> bool {

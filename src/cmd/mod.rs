@@ -7,3 +7,4 @@ pub mod daemon;
 pub mod fileio;
 pub mod leds;
 pub mod mysqld;
+pub mod suite;

@@ -6,6 +6,7 @@
 pub mod appliance;
 pub mod fileio;
 pub mod profile;
+pub mod spindle;
 
 use anyhow::bail;
 

@@ -539,7 +539,7 @@ fn build_result(
     for o in &outs {
         merged.merge(&o.recorder);
         for (c, n) in &o.errors_by_code {
-            *errors_by_code.entry(*c).or_insert(0) += n;
+            *errors_by_code.entry(c.to_string()).or_insert(0) += n;
         }
         shares.push(ThreadShare {
             events: o.recorder.count(),
