@@ -176,7 +176,7 @@ impl Appliance {
         s.appliance.control_socket = dir.join("run/control.sock");
         s.appliance.poll_interval_ms = 250;
         s.appliance.targets = vec![target];
-        s.appliance.profile = profile.display().to_string();
+        s.config.suite.profile = profile.display().to_string();
         s.status.backend = IndicatorBackend::Mock;
         s.button.enabled = false;
         s.stick.label = label.to_string();

@@ -170,8 +170,10 @@ impl RunLauncher for SuiteLauncher {
             out_dir: req.out_dir.clone(),
             run_id: req.run_id.clone(),
             sysroot: req.settings.appliance.sysroot.clone(),
-            mysqld: None,
-            flavor: None,
+            mysqld: Some(&req.settings.config.mysqld.binary)
+                .filter(|b| !b.is_empty())
+                .map(PathBuf::from),
+            flavor: req.settings.config.mysqld.flavor.parse().ok(),
             sample_interval: Duration::from_secs(5),
         };
         let result = run_suite(&opts, observer, stop);
@@ -362,7 +364,7 @@ struct Daemon {
 
 impl Daemon {
     fn policy(&self) -> DiskPolicy {
-        let mut p = self.settings.disks.clone();
+        let mut p = self.settings.config.disks.clone();
         p.stick_label = self.settings.stick.label.clone();
         if let Some(extra) = self.overrides.as_ref().and_then(|o| o.erase.clone()) {
             p.erase.extend(extra);
@@ -412,7 +414,7 @@ impl Daemon {
             .overrides
             .as_ref()
             .and_then(|o| o.profile.clone())
-            .unwrap_or_else(|| self.settings.appliance.profile.clone());
+            .unwrap_or_else(|| self.settings.config.suite.profile.clone());
         let req = RunRequest {
             run_id: run.id.clone(),
             out_dir: run.dir.clone(),

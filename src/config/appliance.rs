@@ -1,8 +1,11 @@
 //! The appliance's configuration: the `[appliance]`, `[status]`, `[button]` and `[stick]` tables
-//! of spindle.toml, and the strict `spindle.toml` a results stick may carry to override a few keys.
+//! of spindle.toml (the other tables are [`SpindleConfig`]'s), and the strict `spindle.toml` a
+//! results stick may carry to override a few keys.
 //!
-//! Every table denies unknown keys, so a typo is an error that names the key, never a silently
-//! ignored setting.
+//! Every table denies unknown keys, and so does the file as a whole, so a typo is an error that
+//! names the key, never a silently ignored setting.
+
+use crate::config::spindle::SpindleConfig;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -17,8 +20,6 @@ pub const KNOWN_PROFILES: &[&str] = &["quick", "standard", "reference"];
 pub struct ApplianceConfig {
     /// Where each run's bundle directory lives on the SD card until it is on a stick.
     pub runs_dir: PathBuf,
-    /// Suite profile of a run: quick, standard, reference, or the path of a profile file.
-    pub profile: String,
     /// Start a run at boot (once eligible disks are found), without the button.
     pub autostart: bool,
     /// Unix socket `spindle start` / `spindle abort` talk to (its directory is made 0700).
@@ -38,7 +39,6 @@ impl Default for ApplianceConfig {
     fn default() -> Self {
         ApplianceConfig {
             runs_dir: PathBuf::from("/var/lib/spindle/runs"),
-            profile: "standard".into(),
             autostart: false,
             control_socket: PathBuf::from("/run/spindle/control.sock"),
             sysroot: PathBuf::from("/"),
@@ -147,16 +147,20 @@ impl Default for StickConfig {
     }
 }
 
-/// The tables of spindle.toml the appliance reads (other tables belong to other modules).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The whole spindle.toml as the daemon sees it: its own tables plus the shared ones
+/// (`[suite]` profile, `[disks]` policy, `[mysqld]` server).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplianceSettings {
     pub appliance: ApplianceConfig,
     pub status: StatusConfig,
     pub button: ButtonConfig,
     pub stick: StickConfig,
-    /// `[disks]`: which disks are eligible (shared with `spindle disks`).
-    pub disks: crate::disk::DiskPolicy,
+    /// `[suite]`, `[disks]`, `[mysqld]`.
+    pub config: SpindleConfig,
 }
+
+/// The tables this module owns.
+const APPLIANCE_TABLES: [&str; 4] = ["appliance", "status", "button", "stick"];
 
 fn table<T: serde::de::DeserializeOwned + Default>(
     doc: &toml::Table,
@@ -175,15 +179,20 @@ fn table<T: serde::de::DeserializeOwned + Default>(
 impl ApplianceSettings {
     /// Parses the appliance tables of a spindle.toml text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> anyhow::Result<Self> {
-        let doc: toml::Table =
+        let mut doc: toml::Table =
             toml::from_str(text).with_context(|| format!("{file} is not valid TOML"))?;
-        let s = ApplianceSettings {
+        let mut s = ApplianceSettings {
             appliance: table(&doc, "appliance", file)?,
             status: table(&doc, "status", file)?,
             button: table(&doc, "button", file)?,
             stick: table(&doc, "stick", file)?,
-            disks: table(&doc, "disks", file)?,
+            config: SpindleConfig::default(),
         };
+        for t in APPLIANCE_TABLES {
+            doc.remove(t);
+        }
+        let rest = toml::to_string(&doc).context("re-serialising the configuration")?;
+        s.config = SpindleConfig::parse(&rest, file)?;
         s.validate()
             .with_context(|| format!("{file}: invalid value"))?;
         Ok(s)
@@ -206,9 +215,9 @@ impl ApplianceSettings {
 
     /// Checks values serde cannot.
     pub fn validate(&self) -> anyhow::Result<()> {
-        let p = &self.appliance.profile;
+        let p = &self.config.suite.profile;
         if !(p.contains('/') || p.ends_with(".toml")) {
-            check_profile(p, "[appliance] profile")?;
+            check_profile(p, "[suite] profile")?;
         }
         crate::config::ensure(
             self.appliance.poll_interval_ms >= 50,
@@ -315,7 +324,14 @@ mod tests {
             "[appliance]\nautostart = true\n[status]\nbackend = \"console\"\n[fileio]\nx = 1\n",
             "t.toml",
         )
+        .unwrap_err();
+        assert!(format!("{s:#}").contains("fileio"), "{s:#}");
+        let s = ApplianceSettings::parse(
+            "[appliance]\nautostart = true\n[status]\nbackend = \"console\"\n[suite]\nprofile = \"quick\"\n",
+            "t.toml",
+        )
         .unwrap();
+        assert_eq!(s.config.suite.profile, "quick");
         assert!(s.appliance.autostart);
         assert_eq!(s.status.backend, IndicatorBackend::Console);
     }
@@ -325,11 +341,26 @@ mod tests {
         let e = ApplianceSettings::parse("[button]\npinn = 3\n", "t.toml").unwrap_err();
         let m = format!("{e:#}");
         assert!(m.contains("[button]") && m.contains("pinn"), "{m}");
+        let e = ApplianceSettings::parse("[suite]\nprofile = \"fast\"\n", "t.toml").unwrap_err();
+        assert!(
+            format!("{e:#}").contains("quick, standard, reference"),
+            "{e:#}"
+        );
         let e =
-            ApplianceSettings::parse("[appliance]\nprofile = \"fast\"\n", "t.toml").unwrap_err();
-        assert!(format!("{e:#}").contains("quick, standard, reference"));
+            ApplianceSettings::parse("[appliance]\nprofile = \"quick\"\n", "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("profile"), "{e:#}");
         let e = ApplianceSettings::parse("[status]\ngreen_pin = 26\n", "t.toml").unwrap_err();
         assert!(format!("{e:#}").contains("button"));
+    }
+
+    #[test]
+    fn the_shipped_default_file_parses() {
+        let s = ApplianceSettings::parse(
+            include_str!("../../config/spindle.toml"),
+            "config/spindle.toml",
+        )
+        .unwrap();
+        assert_eq!(s.config.disks, crate::disk::DiskPolicy::default());
     }
 
     #[test]
