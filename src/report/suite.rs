@@ -417,7 +417,7 @@ mod tests {
         assert!(text.contains("fileio-rndrw-t1"), "{text}");
         let ssd = text
             .lines()
-            .find(|l| l.trim_start().starts_with("ssd "))
+            .find(|l| l.trim_start().starts_with("ssd ") && l.contains("1000.00"))
             .unwrap();
         let hdd = text
             .lines()
