@@ -74,8 +74,13 @@ pub fn eligible_targets(
     Ok((ok, skipped))
 }
 
-/// Counts eligible disks (or existing configured directories); errors count as none.
-fn count_targets(settings: &ApplianceSettings, policy: &DiskPolicy) -> usize {
+/// Counts eligible disks among `scanned` (every block device), or the existing configured
+/// directories.
+fn count_targets(
+    settings: &ApplianceSettings,
+    policy: &DiskPolicy,
+    scanned: &[crate::disk::Disk],
+) -> usize {
     if !settings.appliance.targets.is_empty() {
         return settings
             .appliance
@@ -84,13 +89,17 @@ fn count_targets(settings: &ApplianceSettings, policy: &DiskPolicy) -> usize {
             .filter(|d| d.is_dir())
             .count();
     }
-    match eligible_targets(settings, policy) {
-        Ok((ok, _)) => ok.len(),
-        Err(e) => {
-            eprintln!("spindle: disk scan failed: {e:#}");
-            0
-        }
-    }
+    scanned
+        .iter()
+        .filter(|d| {
+            d.transport
+                .unwrap_or(crate::disk::Transport::Other)
+                .is_disk()
+                && !d.name.contains("boot")
+                && !d.name.contains("rpmb")
+        })
+        .filter(|d| classify(d, policy).is_eligible())
+        .count()
 }
 
 /// The real launcher: prepares the eligible disks (or uses the configured directories), runs
@@ -467,14 +476,17 @@ impl Daemon {
         }));
     }
 
-    /// Polls sticks and disks (not while a run is in progress) and emits change events.
+    /// Polls sticks and disks (not while a run is in progress: reading the disks' first and
+    /// last MiB would disturb the measurement) and emits change events. One sysfs scan serves
+    /// both.
     fn poll(&mut self) {
         if matches!(self.state.mode, state::Mode::Running { .. }) {
             return;
         }
-        self.poll_sticks();
+        let Some(scanned) = self.scan() else { return };
+        self.update_stick(&scanned);
         if self.state.stick != state::Stick::Copying {
-            let n = count_targets(&self.settings, &self.policy());
+            let n = count_targets(&self.settings, &self.policy(), &scanned);
             if n != self.disks {
                 self.disks = n;
                 self.handle(Event::DisksChanged { disks: n });
@@ -482,16 +494,29 @@ impl Daemon {
         }
     }
 
-    /// Looks for the results stick and emits inserted/removed events.
-    fn poll_sticks(&mut self) {
+    fn scan(&self) -> Option<Vec<crate::disk::Disk>> {
         let root = SysRoot::new(&self.settings.appliance.sysroot);
-        let found = match sink::find_sticks(&root, &self.settings.stick) {
-            Ok(v) => v.into_iter().next(),
+        match crate::disk::scan_all(&root) {
+            Ok(v) => Some(v),
             Err(e) => {
-                eprintln!("spindle: stick scan failed: {e:#}");
+                eprintln!("spindle: disk scan failed: {e:#}");
                 None
             }
-        };
+        }
+    }
+
+    /// Looks for the results stick only and emits inserted/removed events.
+    fn poll_sticks(&mut self) {
+        if let Some(scanned) = self.scan() {
+            self.update_stick(&scanned);
+        }
+    }
+
+    fn update_stick(&mut self, scanned: &[crate::disk::Disk]) {
+        let root = SysRoot::new(&self.settings.appliance.sysroot);
+        let found = sink::stick::sticks_among(scanned, &root, &self.settings.stick)
+            .into_iter()
+            .next();
         let same = |a: &ResultsStick, b: &ResultsStick| a.device == b.device && a.label == b.label;
         match (&self.stick, found) {
             (None, Some(s)) => self.stick_inserted(s),
@@ -703,4 +728,65 @@ pub fn run_daemon(
     d.indicator.shutdown();
     eprintln!("spindle: daemon stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    #[test]
+    fn one_scan_counts_disks_and_finds_the_stick() {
+        let mut settings = ApplianceSettings::default();
+        settings.appliance.sysroot = fixture("pi4-stick");
+        let root = SysRoot::new(&settings.appliance.sysroot);
+        let scanned = crate::disk::scan_all(&root).unwrap();
+        let policy = settings.config.disks.clone();
+        // sda is blank and eligible; sdb is the stick, sdc too small, mmcblk0 the boot card
+        assert_eq!(count_targets(&settings, &policy, &scanned), 1);
+        let sticks = sink::stick::sticks_among(&scanned, &root, &settings.stick);
+        assert_eq!(sticks.len(), 1);
+        assert_eq!(sticks[0].device, PathBuf::from("/dev/sdb1"));
+        // configured directories replace disks
+        let d = tempfile::tempdir().unwrap();
+        settings.appliance.targets = vec![d.path().to_path_buf(), d.path().join("missing")];
+        assert_eq!(count_targets(&settings, &policy, &scanned), 1);
+    }
+
+    #[test]
+    fn control_words_parse() {
+        assert_eq!(
+            ControlCommand::parse("start\n"),
+            Some(ControlCommand::Start)
+        );
+        assert_eq!(
+            ControlCommand::parse(" abort "),
+            Some(ControlCommand::Abort)
+        );
+        assert_eq!(
+            ControlCommand::parse("status"),
+            Some(ControlCommand::Status)
+        );
+        assert_eq!(ControlCommand::parse("reboot"), None);
+    }
+
+    #[test]
+    fn control_socket_is_private_and_a_second_daemon_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let sock = d.path().join("run/spindle/control.sock");
+        let l = bind_control(&sock).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&sock), 0o600);
+        assert_eq!(mode(sock.parent().unwrap()), 0o700);
+        let e = bind_control(&sock).unwrap_err();
+        assert!(e.to_string().contains("another spindle daemon"), "{e}");
+        drop(l);
+        // a stale socket file (daemon gone) is replaced
+        bind_control(&sock).unwrap();
+    }
 }

@@ -46,8 +46,17 @@ impl ResultsStick {
 /// not the boot device and carry a vfat/exfat/ext filesystem labelled `cfg.label`, or a mounted
 /// filesystem with a `spindle/` folder at its root.
 pub fn find_sticks(root: &SysRoot, cfg: &StickConfig) -> anyhow::Result<Vec<ResultsStick>> {
+    Ok(sticks_among(&crate::disk::scan_all(root)?, root, cfg))
+}
+
+/// [`find_sticks`] over disks already scanned from `root`.
+pub fn sticks_among(
+    disks: &[crate::disk::Disk],
+    root: &SysRoot,
+    cfg: &StickConfig,
+) -> Vec<ResultsStick> {
     let mut out = Vec::new();
-    for disk in crate::disk::scan_all(root)? {
+    for disk in disks {
         let usb = disk.transport == Some(Transport::Usb);
         if disk.boot.is_some() || !(usb || cfg.allow_non_usb) {
             continue;
@@ -100,7 +109,7 @@ pub fn find_sticks(root: &SysRoot, cfg: &StickConfig) -> anyhow::Result<Vec<Resu
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// Classifies an I/O error on the stick.
