@@ -57,6 +57,26 @@ fn the_labelled_usb_stick_is_found_and_nothing_else() {
     assert_eq!(q[0].device, PathBuf::from("/dev/sdc1"));
 }
 
+#[test]
+fn unlabelled_fat_filesystems_are_probed_for_a_spindle_folder() {
+    let root = fixture("pi4-stick");
+    let disks = spindle::disk::scan_all(&root).unwrap();
+    let cfg = StickConfig {
+        label: "RESULTS".into(),
+        ..StickConfig::default()
+    };
+    let mut asked = Vec::new();
+    let found = spindle::sink::stick::sticks_among(&disks, &root, &cfg, &mut |s| {
+        asked.push(s.device.clone());
+        true
+    });
+    // only the USB FAT filesystem is asked about: not the SD card's boot partition, not blank disks
+    assert_eq!(asked, vec![PathBuf::from("/dev/sdb1")]);
+    assert_eq!(found.len(), 1);
+    let none = spindle::sink::stick::sticks_among(&disks, &root, &cfg, &mut |_| false);
+    assert!(none.is_empty());
+}
+
 struct Loop(String);
 impl Drop for Loop {
     fn drop(&mut self) {

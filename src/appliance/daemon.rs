@@ -369,6 +369,8 @@ struct Daemon {
     copy_thread: Option<std::thread::JoinHandle<()>>,
     disks: usize,
     runner: CommandRunner,
+    /// Unlabelled FAT/exFAT filesystems already looked at for a `spindle/` folder.
+    probed: std::collections::HashMap<String, bool>,
 }
 
 impl Daemon {
@@ -514,9 +516,24 @@ impl Daemon {
 
     fn update_stick(&mut self, scanned: &[crate::disk::Disk]) {
         let root = SysRoot::new(&self.settings.appliance.sysroot);
-        let found = sink::stick::sticks_among(scanned, &root, &self.settings.stick)
-            .into_iter()
-            .next();
+        let probe_dir = {
+            let mut p = self.settings.stick.mount_dir.clone().into_os_string();
+            p.push("-probe");
+            PathBuf::from(p)
+        };
+        let (cache, runner) = (&mut self.probed, &self.runner);
+        let mut seen = Vec::new();
+        let found = sink::stick::sticks_among(scanned, &root, &self.settings.stick, &mut |s| {
+            let key = format!("{} {} {:?}", s.device.display(), s.fs_type, s.label);
+            seen.push(key.clone());
+            *cache
+                .entry(key)
+                .or_insert_with(|| sink::stick::probe_marker(s, &probe_dir, runner))
+        })
+        .into_iter()
+        .next();
+        // forget filesystems that went away, so a re-inserted stick is looked at again
+        self.probed.retain(|k, _| seen.contains(k));
         let same = |a: &ResultsStick, b: &ResultsStick| a.device == b.device && a.label == b.label;
         match (&self.stick, found) {
             (None, Some(s)) => self.stick_inserted(s),
@@ -634,6 +651,7 @@ pub fn run_daemon(
         copy_thread: None,
         disks: 0,
         runner: CommandRunner::new(),
+        probed: Default::default(),
         settings,
     };
     eprintln!(
@@ -749,7 +767,7 @@ mod tests {
         let policy = settings.config.disks.clone();
         // sda is blank and eligible; sdb is the stick, sdc too small, mmcblk0 the boot card
         assert_eq!(count_targets(&settings, &policy, &scanned), 1);
-        let sticks = sink::stick::sticks_among(&scanned, &root, &settings.stick);
+        let sticks = sink::stick::sticks_among(&scanned, &root, &settings.stick, &mut |_| false);
         assert_eq!(sticks.len(), 1);
         assert_eq!(sticks[0].device, PathBuf::from("/dev/sdb1"));
         // configured directories replace disks

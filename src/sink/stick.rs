@@ -42,18 +42,32 @@ impl ResultsStick {
     }
 }
 
+/// Filesystems that are mounted (read-only) to look for a `spindle/` folder when unlabelled.
+/// ext filesystems are not probed: they need the label (a read-only ext mount may still
+/// replay a journal, and such a disk is more likely a benchmark target with data).
+pub const PROBED_FILESYSTEMS: &[&str] = &["vfat", "exfat"];
+
 /// Finds results sticks: USB block devices (any block device with `allow_non_usb`) that are
 /// not the boot device and carry a vfat/exfat/ext filesystem labelled `cfg.label`, or a mounted
-/// filesystem with a `spindle/` folder at its root.
+/// filesystem with a `spindle/` folder at its root. Unmounted, unlabelled filesystems are not
+/// probed here (see [`sticks_among`]).
 pub fn find_sticks(root: &SysRoot, cfg: &StickConfig) -> anyhow::Result<Vec<ResultsStick>> {
-    Ok(sticks_among(&crate::disk::scan_all(root)?, root, cfg))
+    Ok(sticks_among(
+        &crate::disk::scan_all(root)?,
+        root,
+        cfg,
+        &mut |_| false,
+    ))
 }
 
-/// [`find_sticks`] over disks already scanned from `root`.
+/// [`find_sticks`] over disks already scanned from `root`. `probe` is asked about unmounted,
+/// unlabelled vfat/exfat filesystems: true if the filesystem has a `spindle/` folder at its root
+/// (the daemon mounts it read-only to look, once per insert: [`probe_marker`]).
 pub fn sticks_among(
     disks: &[crate::disk::Disk],
     root: &SysRoot,
     cfg: &StickConfig,
+    probe: &mut dyn FnMut(&ResultsStick) -> bool,
 ) -> Vec<ResultsStick> {
     let mut out = Vec::new();
     for disk in disks {
@@ -98,18 +112,51 @@ pub fn sticks_among(
                 && mounts
                     .iter()
                     .any(|m| root.is_dir(m.mount_point.join(STICK_FOLDER)));
-            if labelled || marked {
-                out.push(ResultsStick {
-                    disk: disk.name.clone(),
-                    device,
-                    fs_type,
-                    label,
-                    mounted_at,
-                });
+            let candidate = ResultsStick {
+                disk: disk.name.clone(),
+                device,
+                fs_type,
+                label,
+                mounted_at,
+            };
+            let probed = || {
+                candidate.mounted_at.is_none()
+                    && PROBED_FILESYSTEMS.contains(&candidate.fs_type.as_str())
+            };
+            if labelled || marked || (probed() && probe(&candidate)) {
+                out.push(candidate);
             }
         }
     }
     out
+}
+
+/// Mounts `stick` read-only (noexec) at `dir`, says whether a `spindle/` folder is at its root,
+/// unmounts. Any failure means no.
+pub fn probe_marker(stick: &ResultsStick, dir: &Path, runner: &CommandRunner) -> bool {
+    if std::fs::create_dir_all(dir).is_err() {
+        return false;
+    }
+    let (dev, d) = (
+        stick.device.display().to_string(),
+        dir.display().to_string(),
+    );
+    let args = [
+        "-t",
+        stick.fs_type.as_str(),
+        "-o",
+        "ro,nosuid,nodev,noexec",
+        dev.as_str(),
+        d.as_str(),
+    ];
+    if runner.run("mount", &args).is_err() {
+        return false;
+    }
+    let found = dir.join(STICK_FOLDER).is_dir();
+    if runner.run("umount", &[d.as_str()]).is_err() {
+        let _ = runner.run("umount", &["-l", d.as_str()]);
+    }
+    found
 }
 
 /// Classifies an I/O error on the stick.
