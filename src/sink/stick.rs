@@ -119,8 +119,9 @@ pub fn sticks_among(
                 label,
                 mounted_at,
             };
+            // Only real USB devices are probed (never loop devices someone else is using).
             let probed = || {
-                candidate.mounted_at.is_none()
+                usb && candidate.mounted_at.is_none()
                     && PROBED_FILESYSTEMS.contains(&candidate.fs_type.as_str())
             };
             if labelled || marked || (probed() && probe(&candidate)) {
