@@ -206,6 +206,19 @@ impl RunLauncher for SuiteLauncher {
     }
 }
 
+/// Removes `dir` and its subdirectories if they are all empty. Never removes a file, so a
+/// mount point left mounted (a failed release) keeps its contents.
+fn remove_empty_dirs(dir: &Path) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
 /// A request from `spindle start|abort|status` on the control socket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ControlCommand {
@@ -449,7 +462,7 @@ impl Daemon {
                     text.as_bytes(),
                 );
             }
-            let _ = std::fs::remove_dir(&req.work_dir);
+            remove_empty_dirs(&req.work_dir);
             let _ = tx.send(Msg::RunDone(r.map_err(|e| format!("{e:#}"))));
         }));
     }
@@ -774,6 +787,21 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         settings.appliance.targets = vec![d.path().to_path_buf(), d.path().join("missing")];
         assert_eq!(count_targets(&settings, &policy, &scanned), 1);
+    }
+
+    #[test]
+    fn only_empty_work_directories_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path().join("work");
+        std::fs::create_dir_all(w.join("mnt/sda")).unwrap();
+        remove_empty_dirs(&w);
+        assert!(!w.exists());
+        std::fs::create_dir_all(w.join("mnt/sda")).unwrap();
+        std::fs::write(w.join("mnt/sda/data"), "x").unwrap();
+        std::fs::create_dir_all(w.join("mnt/sdb")).unwrap();
+        remove_empty_dirs(&w);
+        assert!(w.join("mnt/sda/data").exists());
+        assert!(!w.join("mnt/sdb").exists());
     }
 
     #[test]
