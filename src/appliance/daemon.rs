@@ -38,6 +38,8 @@ pub struct RunRequest {
     pub profile: String,
     /// Disk policy with the stick's `erase` list merged in.
     pub disks: DiskPolicy,
+    /// Kernel name of the results stick's disk, if one is plugged in (never a target).
+    pub stick_disk: Option<String>,
     pub settings: ApplianceSettings,
 }
 
@@ -51,15 +53,25 @@ pub trait RunLauncher: Send + Sync {
     ) -> anyhow::Result<RunOutcome>;
 }
 
-/// The disks a run would use now (eligible under `policy`), or the configured directories.
+/// The disks a run would use now: eligible under `policy` and not the results stick (the
+/// disk named `stick`, whatever the policy says).
 pub fn eligible_targets(
     settings: &ApplianceSettings,
     policy: &DiskPolicy,
+    stick: Option<&str>,
 ) -> anyhow::Result<(Vec<crate::disk::Disk>, Vec<Skipped>)> {
     let root = SysRoot::new(&settings.appliance.sysroot);
     let mut ok = Vec::new();
     let mut skipped = Vec::new();
     for d in crate::disk::scan(&root, false)? {
+        if stick == Some(d.name.as_str()) {
+            skipped.push(Skipped {
+                device: d.path.display().to_string(),
+                id: d.stable_id.clone().unwrap_or_else(|| d.name.clone()),
+                reason: "results stick (never a benchmark target)".into(),
+            });
+            continue;
+        }
         let v = classify(&d, policy);
         if v.is_eligible() {
             ok.push(d);
@@ -80,6 +92,7 @@ fn count_targets(
     settings: &ApplianceSettings,
     policy: &DiskPolicy,
     scanned: &[crate::disk::Disk],
+    stick: Option<&str>,
 ) -> usize {
     if !settings.appliance.targets.is_empty() {
         return settings
@@ -98,6 +111,7 @@ fn count_targets(
                 && !d.name.contains("boot")
                 && !d.name.contains("rpmb")
         })
+        .filter(|d| stick != Some(d.name.as_str()))
         .filter(|d| classify(d, policy).is_eligible())
         .count()
 }
@@ -119,7 +133,8 @@ impl RunLauncher for SuiteLauncher {
         let mut skipped = Vec::new();
         let mut guards = Vec::new();
         if req.settings.appliance.targets.is_empty() {
-            let (disks, excluded) = eligible_targets(&req.settings, &req.disks)?;
+            let (disks, excluded) =
+                eligible_targets(&req.settings, &req.disks, req.stick_disk.as_deref())?;
             skipped = excluded;
             for d in disks {
                 let plan = crate::provision::prepare::plan_preparation(&d, &req.disks);
@@ -445,6 +460,7 @@ impl Daemon {
             work_dir: self.store.dir().join(".work").join(&run.id),
             profile,
             disks: self.policy(),
+            stick_disk: self.stick.as_ref().map(|s| s.disk.clone()),
             settings: self.settings.clone(),
         };
         eprintln!("spindle: starting run {} (profile {})", run.id, req.profile);
@@ -501,7 +517,8 @@ impl Daemon {
         let Some(scanned) = self.scan() else { return };
         self.update_stick(&scanned);
         if self.state.stick != state::Stick::Copying {
-            let n = count_targets(&self.settings, &self.policy(), &scanned);
+            let stick = self.stick.as_ref().map(|s| s.disk.clone());
+            let n = count_targets(&self.settings, &self.policy(), &scanned, stick.as_deref());
             if n != self.disks {
                 self.disks = n;
                 self.handle(Event::DisksChanged { disks: n });
@@ -779,14 +796,16 @@ mod tests {
         let scanned = crate::disk::scan_all(&root).unwrap();
         let policy = settings.config.disks.clone();
         // sda is blank and eligible; sdb is the stick, sdc too small, mmcblk0 the boot card
-        assert_eq!(count_targets(&settings, &policy, &scanned), 1);
+        assert_eq!(count_targets(&settings, &policy, &scanned, None), 1);
+        // the disk holding the current stick never counts, even if the policy would take it
+        assert_eq!(count_targets(&settings, &policy, &scanned, Some("sda")), 0);
         let sticks = sink::stick::sticks_among(&scanned, &root, &settings.stick, &mut |_| false);
         assert_eq!(sticks.len(), 1);
         assert_eq!(sticks[0].device, PathBuf::from("/dev/sdb1"));
         // configured directories replace disks
         let d = tempfile::tempdir().unwrap();
         settings.appliance.targets = vec![d.path().to_path_buf(), d.path().join("missing")];
-        assert_eq!(count_targets(&settings, &policy, &scanned), 1);
+        assert_eq!(count_targets(&settings, &policy, &scanned, None), 1);
     }
 
     #[test]
