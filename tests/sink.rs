@@ -146,3 +146,36 @@ fn write_protected_stick_is_read_only_and_the_run_stays_pending() {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains(&dev.0), "the stick was left mounted");
 }
+
+#[test]
+fn a_mount_left_by_a_killed_daemon_is_cleared() {
+    // SAFETY: geteuid has no preconditions.
+    assert!(
+        unsafe { libc::geteuid() } == 0,
+        "this test needs root (mount): run `sudo -E cargo test --test sink`"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("stick dir");
+    std::fs::create_dir(&dir).unwrap();
+    run(
+        "mount",
+        &[
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=1m",
+            "tmpfs",
+            dir.to_str().unwrap(),
+        ],
+    );
+    let mounted = || {
+        std::fs::read_to_string("/proc/self/mounts")
+            .unwrap()
+            .contains(&d.path().display().to_string())
+    };
+    assert!(mounted());
+    spindle::sink::stick::clear_stale_mount(&dir, &CommandRunner::new());
+    assert!(!mounted(), "still mounted");
+    // nothing mounted: nothing happens
+    spindle::sink::stick::clear_stale_mount(&dir, &CommandRunner::new());
+}

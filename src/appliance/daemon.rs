@@ -637,6 +637,7 @@ pub fn run_daemon(
     for id in store.recover_interrupted() {
         eprintln!("spindle: run {id} was interrupted (power loss or crash); it is kept and will be copied to the stick");
     }
+    sink::stick::clear_stale_mount(&settings.stick.mount_dir, &CommandRunner::new());
     let (tx, rx): (Sender<Msg>, Receiver<Msg>) = mpsc::channel();
     let listener = bind_control(&settings.appliance.control_socket)?;
     let quit = Arc::new(AtomicBool::new(false));

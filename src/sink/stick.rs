@@ -293,6 +293,27 @@ impl Drop for MountedStick {
     }
 }
 
+/// Unmounts whatever is still mounted at `dir` (left by a daemon that was killed mid-copy), so
+/// the next mount does not stack on top of it.
+pub fn clear_stale_mount(dir: &Path, runner: &CommandRunner) {
+    let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") else {
+        return;
+    };
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return;
+    };
+    let target = real.display().to_string();
+    let mounted = mounts.lines().any(|l| {
+        l.split_whitespace()
+            .nth(1)
+            .is_some_and(|m| m.replace("\\040", " ") == target)
+    });
+    if mounted {
+        eprintln!("spindle: {target} is still mounted from an earlier run; unmounting it");
+        let _ = runner.run("umount", &["-l", target.as_str()]);
+    }
+}
+
 /// Bytes of all files under `dir`.
 pub fn tree_size(dir: &Path) -> io::Result<u64> {
     let mut total = 0;
@@ -437,6 +458,15 @@ pub fn copy_pending(
             &anyhow::Error::new(e).context("could not create spindle/ on the stick"),
         );
     }
+    // Leftovers of a copy cut short (power loss, pulled stick) never look like a run: remove them.
+    if let Ok(rd) = std::fs::read_dir(&folder) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with('.') && n.ends_with(".partial") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
     let mut pending = store.pending();
     pending.reverse();
     for run in pending {
@@ -556,7 +586,8 @@ mod tests {
         std::fs::write(run.dir.join("summary.txt"), "ok").unwrap();
         std::fs::write(run.dir.join("tests/a.json"), "{}").unwrap();
         let stick_root = d.path().join("stick");
-        std::fs::create_dir(&stick_root).unwrap();
+        std::fs::create_dir_all(stick_root.join("spindle/.old.partial")).unwrap();
+        std::fs::write(stick_root.join("spindle/.old.partial/x"), "half").unwrap();
         let stick = ResultsStick {
             disk: "sdz".into(),
             device: "/dev/sdz1".into(),
@@ -572,6 +603,7 @@ mod tests {
         );
         assert_eq!(r.problem, None, "{:?}", r.error);
         assert_eq!(r.copied, vec![run.id.clone()]);
+        assert!(!stick_root.join("spindle/.old.partial").exists());
         assert_eq!(r.remaining, 0);
         let on_stick = stick_root.join("spindle").join(&run.id);
         assert_eq!(

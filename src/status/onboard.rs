@@ -1,6 +1,7 @@
 //! The board's own LEDs through the sysfs LED class: ACT (or `led0`) as green, PWR (or `led1`)
-//! as red. The original trigger and brightness are saved when opened and written back on
-//! restore, so the LEDs go back to disk activity / power indication after spindle exits.
+//! as red. The original trigger is saved when opened and written back on restore, so the LEDs
+//! go back to disk activity / power indication after spindle exits. A LED whose trigger was
+//! `none` (nothing to give back, or left so by a spindle that crashed) is left dark.
 
 use super::indicator::LedDriver;
 use super::pattern::LedRole;
@@ -18,7 +19,6 @@ struct Led {
     dir: PathBuf,
     max: String,
     saved_trigger: Option<String>,
-    saved_brightness: Option<String>,
 }
 
 /// The on-board LEDs found under a root path.
@@ -56,7 +56,6 @@ impl OnboardLeds {
                     .filter(|m| m.parse::<u32>().is_ok_and(|v| v > 0))
                     .unwrap_or_else(|| "1".into()),
                 saved_trigger: read(&dir.join("trigger")).and_then(|t| parse_trigger(&t)),
-                saved_brightness: read(&dir.join("brightness")),
                 dir,
             };
             std::fs::write(led.dir.join("trigger"), "none").map_err(|e| {
@@ -96,11 +95,8 @@ impl LedDriver for OnboardLeds {
         for l in &self.leds {
             let _ = std::fs::write(l.dir.join("brightness"), "0");
             match l.saved_trigger.as_deref() {
-                Some("none") | None => {
-                    if let Some(b) = &l.saved_brightness {
-                        let _ = std::fs::write(l.dir.join("brightness"), b);
-                    }
-                }
+                // No trigger to give back (or a crashed spindle left "none"): stay dark.
+                Some("none") | None => {}
                 Some(t) => {
                     let _ = std::fs::write(l.dir.join("trigger"), t);
                 }
@@ -154,6 +150,16 @@ mod tests {
         assert_eq!(get(d.path(), "ACT", "trigger"), "mmc0");
         assert_eq!(get(d.path(), "PWR", "trigger"), "default-on");
         assert_eq!(get(d.path(), "ACT", "brightness"), "0");
+    }
+
+    #[test]
+    fn a_led_without_trigger_is_left_dark() {
+        let d = fixture(&[("ACT", "[none] timer mmc0")]);
+        let mut leds = OnboardLeds::open(d.path()).unwrap();
+        leds.set(LedRole::Green, true).unwrap();
+        leds.restore();
+        assert_eq!(get(d.path(), "ACT", "brightness"), "0");
+        assert_eq!(get(d.path(), "ACT", "trigger"), "none");
     }
 
     #[test]
