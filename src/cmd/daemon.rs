@@ -15,6 +15,7 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<i32> {
     }
     settings.validate()?;
     let stop = crate::sys::signals::install();
+    crate::status::indicator::install_panic_hook();
     let indicator = crate::status::open_indicator(&settings.status)?;
     let deps = DaemonDeps {
         indicator,

@@ -12,6 +12,7 @@ pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
         settings.status.backend = b;
     }
     let stop = crate::sys::signals::install();
+    crate::status::indicator::install_panic_hook();
     let mut ind = open_indicator(&settings.status)?;
     println!(
         "LED test on the {} backend; Ctrl-C stops it.",

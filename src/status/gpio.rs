@@ -23,10 +23,22 @@ pub enum GpioError {
     },
 }
 
+type Pins = Arc<std::sync::Mutex<Vec<(LedRole, OutputPin)>>>;
+
 /// Three LED pins.
 pub struct GpioLeds {
-    pins: Vec<(LedRole, OutputPin)>,
+    pins: Pins,
     active_low: bool,
+}
+
+fn darken(pins: &mut [(LedRole, OutputPin)], active_low: bool) {
+    for (_, p) in pins.iter_mut() {
+        if active_low {
+            p.set_high();
+        } else {
+            p.set_low();
+        }
+    }
 }
 
 impl GpioLeds {
@@ -50,6 +62,15 @@ impl GpioLeds {
             out.set_reset_on_drop(true);
             pins.push((role, out));
         }
+        let pins: Pins = Arc::new(std::sync::Mutex::new(pins));
+        let weak = Arc::downgrade(&pins);
+        super::indicator::on_panic_darken(move || {
+            if let Some(p) = weak.upgrade() {
+                if let Ok(mut g) = p.try_lock() {
+                    darken(&mut g, active_low);
+                }
+            }
+        });
         Ok(GpioLeds { pins, active_low })
     }
 }
@@ -60,7 +81,8 @@ impl LedDriver for GpioLeds {
     }
 
     fn set(&mut self, role: LedRole, lit: bool) -> std::io::Result<()> {
-        if let Some((_, p)) = self.pins.iter_mut().find(|(r, _)| *r == role) {
+        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, p)) = pins.iter_mut().find(|(r, _)| *r == role) {
             if lit != self.active_low {
                 p.set_high();
             } else {
@@ -71,13 +93,8 @@ impl LedDriver for GpioLeds {
     }
 
     fn restore(&mut self) {
-        for (_, p) in self.pins.iter_mut() {
-            if self.active_low {
-                p.set_high();
-            } else {
-                p.set_low();
-            }
-        }
+        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
+        darken(&mut pins, self.active_low);
         // Dropping the pins (with the driver) resets their mode to what it was before.
     }
 }

@@ -11,6 +11,32 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+type DarkFn = Box<dyn Fn() + Send + Sync>;
+
+/// Ways to darken the LEDs from a panic hook (the release build aborts on panic, so drops do
+/// not run). Each must be quick and never block.
+static EMERGENCY_DARK: Mutex<Vec<DarkFn>> = Mutex::new(Vec::new());
+
+/// Registers `f` to run if the process panics (see [`install_panic_hook`]).
+pub fn on_panic_darken(f: impl Fn() + Send + Sync + 'static) {
+    if let Ok(mut v) = EMERGENCY_DARK.lock() {
+        v.push(Box::new(f));
+    }
+}
+
+/// Installs a panic hook that darkens every registered LED, then runs the previous hook.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Ok(v) = EMERGENCY_DARK.try_lock() {
+            for f in v.iter() {
+                f();
+            }
+        }
+        previous(info);
+    }));
+}
+
 /// Something that shows a [`Pattern`] to a person.
 pub trait Indicator: Send {
     /// Backend name for logs (`gpio`, `onboard`, `console`, `mock`).

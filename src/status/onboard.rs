@@ -72,6 +72,12 @@ impl OnboardLeds {
             class.display()
         );
         let roles = leds.iter().map(|l| l.role).collect();
+        let files: Vec<PathBuf> = leds.iter().map(|l| l.dir.join("brightness")).collect();
+        super::indicator::on_panic_darken(move || {
+            for f in &files {
+                let _ = std::fs::write(f, "0");
+            }
+        });
         Ok(OnboardLeds { leds, roles })
     }
 }
@@ -150,6 +156,19 @@ mod tests {
         assert_eq!(get(d.path(), "ACT", "trigger"), "mmc0");
         assert_eq!(get(d.path(), "PWR", "trigger"), "default-on");
         assert_eq!(get(d.path(), "ACT", "brightness"), "0");
+    }
+
+    #[test]
+    fn a_panic_darkens_the_leds_even_without_drop() {
+        let d = fixture(&[("PWR", "[default-on] none")]);
+        let mut leds = OnboardLeds::open(d.path()).unwrap();
+        leds.set(LedRole::Red, true).unwrap();
+        assert_eq!(get(d.path(), "PWR", "brightness"), "255");
+        crate::status::indicator::install_panic_hook();
+        let r = std::thread::spawn(|| panic!("test panic (expected)")).join();
+        assert!(r.is_err());
+        assert_eq!(get(d.path(), "PWR", "brightness"), "0");
+        std::mem::forget(leds); // as with panic = "abort": no drop
     }
 
     #[test]
