@@ -20,7 +20,15 @@ fn require_root() {
         unsafe { libc::geteuid() } == 0,
         "this test needs root (it attaches loop devices and mounts FAT images): run `sudo -E cargo test --test appliance`"
     );
-    for tool in ["losetup", "mkfs.vfat", "mkfs.ext4", "mount", "umount"] {
+    for tool in [
+        "losetup",
+        "mkfs.vfat",
+        "fatlabel",
+        "mkfs.ext4",
+        "e2label",
+        "mount",
+        "umount",
+    ] {
         let ok = Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
             .output()
@@ -59,11 +67,22 @@ impl LoopStick {
             .unwrap()
             .set_len(size_kib * 1024)
             .unwrap();
+        // Made under a placeholder label and relabelled only after `prepare` is done, so the
+        // daemon never sees the stick while the test still has it mounted.
+        const PLACEHOLDER: &str = "SPTPREP";
         match fs {
-            "vfat" => sh("mkfs.vfat", &["-n", label, img.to_str().unwrap()]),
+            "vfat" => sh("mkfs.vfat", &["-n", PLACEHOLDER, img.to_str().unwrap()]),
             _ => sh(
                 "mkfs.ext4",
-                &["-q", "-F", "-m", "0", "-L", label, img.to_str().unwrap()],
+                &[
+                    "-q",
+                    "-F",
+                    "-m",
+                    "0",
+                    "-L",
+                    PLACEHOLDER,
+                    img.to_str().unwrap(),
+                ],
             ),
         };
         let dev = sh("losetup", &["-f", "--show", img.to_str().unwrap()]);
@@ -72,6 +91,10 @@ impl LoopStick {
             _dir: dir,
         };
         s.with_mounted(false, prepare);
+        match fs {
+            "vfat" => sh("fatlabel", &[s.dev(), label]),
+            _ => sh("e2label", &[s.dev(), label]),
+        };
         s
     }
 

@@ -176,6 +176,17 @@ fn problem_in(e: &anyhow::Error) -> StickProblem {
         .unwrap_or(StickProblem::NotFound)
 }
 
+/// The mount point of `device` in /proc/self/mounts right now, if it is mounted.
+pub fn live_mount_point(device: &Path) -> Option<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    let want = device.display().to_string();
+    mounts.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (dev, dir) = (f.next()?, f.next()?);
+        (dev == want).then(|| PathBuf::from(dir.replace("\\040", " ")))
+    })
+}
+
 /// A mounted stick; unmounts on drop (lazily if the stick is gone).
 pub struct MountedStick {
     pub root: PathBuf,
@@ -191,9 +202,11 @@ impl MountedStick {
         cfg: &StickConfig,
         runner: &CommandRunner,
     ) -> anyhow::Result<Self> {
-        if let Some(m) = &stick.mounted_at {
+        // Where it is mounted *now* (the scan's view may be stale: someone may have mounted or
+        // unmounted it since).
+        if let Some(m) = live_mount_point(&stick.device) {
             return Ok(MountedStick {
-                root: m.clone(),
+                root: m,
                 ours: false,
                 runner: runner.clone(),
             });
@@ -414,33 +427,22 @@ fn copy_run(m: &MountedStick, run: &RunEntry, reserve: u64) -> anyhow::Result<()
     Ok(())
 }
 
-/// Mounts the stick, copies every pending run newest first (stopping at the first that does
-/// not fit: the newest runs win), syncs and unmounts. Never fails: problems are reported.
-pub fn copy_pending(
+fn fail(mut r: CopyReport, p: StickProblem, e: &anyhow::Error) -> CopyReport {
+    r.problem = Some(p);
+    r.error = Some(format!("{e:#}"));
+    r
+}
+
+/// Copies every pending run, newest first, onto the mounted stick `m`.
+fn copy_into(
+    m: &MountedStick,
     stick: &ResultsStick,
     store: &RunStore,
     cfg: &StickConfig,
-    runner: &CommandRunner,
 ) -> CopyReport {
     let mut report = CopyReport {
         remaining: store.pending().len(),
         ..CopyReport::default()
-    };
-    let fail = |mut r: CopyReport, p: StickProblem, e: &anyhow::Error| {
-        r.problem = Some(p);
-        r.error = Some(format!("{e:#}"));
-        r
-    };
-    let m = match MountedStick::mount(stick, cfg, runner) {
-        Ok(m) => m,
-        Err(e) => {
-            let p = if format!("{e:#}").contains("write-protected") {
-                StickProblem::ReadOnly
-            } else {
-                StickProblem::NotFound
-            };
-            return fail(report, p, &e);
-        }
     };
     if m.read_only() {
         let e = anyhow::anyhow!(
@@ -470,7 +472,7 @@ pub fn copy_pending(
     let mut pending = store.pending();
     pending.reverse();
     for run in pending {
-        match copy_run(&m, &run, cfg.reserve_bytes) {
+        match copy_run(m, &run, cfg.reserve_bytes) {
             Ok(()) => {
                 if let Err(e) = store.mark_copied(&run.id, &stick.name()) {
                     // The bundle is on the stick; it is copied again next time (harmless).
@@ -487,6 +489,33 @@ pub fn copy_pending(
             }
         }
     }
+    report
+}
+
+/// Mounts the stick, copies every pending run newest first (stopping at the first that does
+/// not fit: the newest runs win), syncs and unmounts. Never fails: problems are reported.
+pub fn copy_pending(
+    stick: &ResultsStick,
+    store: &RunStore,
+    cfg: &StickConfig,
+    runner: &CommandRunner,
+) -> CopyReport {
+    let report = CopyReport {
+        remaining: store.pending().len(),
+        ..CopyReport::default()
+    };
+    let m = match MountedStick::mount(stick, cfg, runner) {
+        Ok(m) => m,
+        Err(e) => {
+            let p = if format!("{e:#}").contains("write-protected") {
+                StickProblem::ReadOnly
+            } else {
+                StickProblem::NotFound
+            };
+            return fail(report, p, &e);
+        }
+    };
+    let mut report = copy_into(&m, stick, store, cfg);
     if let Err(e) = m.unmount() {
         if report.problem.is_none() {
             report = fail(report, StickProblem::NotFound, &e);
@@ -647,7 +676,12 @@ mod tests {
             reserve_bytes: u64::MAX / 2,
             ..StickConfig::default()
         };
-        let r = copy_pending(&stick, &store, &cfg, &CommandRunner::new());
+        let m = MountedStick {
+            root: stick_root.clone(),
+            ours: false,
+            runner: CommandRunner::new(),
+        };
+        let r = copy_into(&m, &stick, &store, &cfg);
         assert_eq!(r.problem, Some(StickProblem::Full));
         assert_eq!(r.remaining, 1);
         assert!(r.error.unwrap().contains("KiB free"));
