@@ -4,7 +4,7 @@
 //! tests fail saying so.
 
 use spindle::appliance::daemon::{
-    run_daemon, send_control, ControlCommand, DaemonDeps, SuiteLauncher,
+    run_daemon, send_control, ControlCommand, DaemonDeps, RunLauncher, RunRequest, SuiteLauncher,
 };
 use spindle::config::appliance::{ApplianceSettings, IndicatorBackend};
 use spindle::status::{MockIndicator, MockLog, Pattern, Phase, StickProblem};
@@ -209,6 +209,14 @@ impl Appliance {
     }
 
     fn start_with(dir: tempfile::TempDir, settings: ApplianceSettings) -> Self {
+        Self::start_with_launcher(dir, settings, Arc::new(SuiteLauncher))
+    }
+
+    fn start_with_launcher(
+        dir: tempfile::TempDir,
+        settings: ApplianceSettings,
+        launcher: Arc<dyn RunLauncher>,
+    ) -> Self {
         let (ind, log) = MockIndicator::new();
         let stop = Arc::new(AtomicBool::new(false));
         let (st, s) = (stop.clone(), settings.clone());
@@ -217,7 +225,7 @@ impl Appliance {
                 s,
                 DaemonDeps {
                     indicator: Box::new(ind),
-                    launcher: Arc::new(SuiteLauncher),
+                    launcher,
                     gpio_button: false,
                 },
                 &st,
@@ -565,4 +573,48 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
             "interrupted"
         );
     });
+}
+
+/// A launcher that fails (or panics) instead of running the suite.
+struct Broken {
+    panic: bool,
+}
+
+impl RunLauncher for Broken {
+    fn launch(
+        &self,
+        _req: &RunRequest,
+        _observer: &dyn spindle::appliance::suite::SuiteObserver,
+        _stop: &AtomicBool,
+    ) -> anyhow::Result<spindle::appliance::state::RunOutcome> {
+        if self.panic {
+            panic!("launcher bug (expected by the test)");
+        }
+        anyhow::bail!("no target could be prepared")
+    }
+}
+
+#[test]
+fn a_run_that_cannot_start_or_crashes_shows_error_and_keeps_a_note() {
+    // No root needed: no stick, a directory target, a launcher that fails.
+    for panic in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Appliance::settings(dir.path(), &unique_label(), 1);
+        let a = Appliance::start_with_launcher(dir, s, Arc::new(Broken { panic }));
+        assert_eq!(a.send(ControlCommand::Start), "ok: run started");
+        a.wait(10, "error", |p| *p == Pattern::Error);
+        let runs = a.runs();
+        assert_eq!(runs.len(), 1);
+        let note = std::fs::read_to_string(a.runs_dir().join(&runs[0]).join("ERROR.txt")).unwrap();
+        let want = if panic {
+            "crashed"
+        } else {
+            "no target could be prepared"
+        };
+        assert!(note.contains(want), "{note}");
+        // the daemon goes on: a new run can be started
+        assert_eq!(a.send(ControlCommand::Start), "ok: run started");
+        let log = a.stop();
+        assert!(log.history().contains(&Some(Pattern::Error)));
+    }
 }

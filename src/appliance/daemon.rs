@@ -470,7 +470,14 @@ impl Daemon {
         let tx = self.tx.clone();
         self.run_thread = Some(std::thread::spawn(move || {
             let obs = Observer(tx.clone());
-            let r = launcher.launch(&req, &obs, &stop);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                launcher.launch(&req, &obs, &stop)
+            }))
+            .unwrap_or_else(|_| {
+                Err(anyhow::anyhow!(
+                    "the run crashed (a bug in spindle; see the log)"
+                ))
+            });
             if let Err(e) = &r {
                 let text = format!("The run could not be carried out:\n{e:#}\n");
                 let _ = crate::report::write::write_atomic(

@@ -232,11 +232,19 @@ impl MountedStick {
                 ],
             )
             .with_context(|| format!("could not mount the results stick {dev}"))?;
-        Ok(MountedStick {
+        let m = MountedStick {
             root: cfg.mount_dir.clone(),
             ours: true,
             runner: runner.clone(),
-        })
+        };
+        // Never write anywhere but the stick: the mount must show up for this device.
+        let here = std::fs::canonicalize(&cfg.mount_dir).ok();
+        let live = live_mount_point(&stick.device).and_then(|p| std::fs::canonicalize(p).ok());
+        anyhow::ensure!(
+            here.is_some() && here == live,
+            "mounting {dev} at {dir} did not take effect (the stick went away?)"
+        );
+        Ok(m)
     }
 
     /// True if the filesystem is mounted read-only (write-protect switch, errors).
