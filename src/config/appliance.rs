@@ -125,8 +125,10 @@ impl Default for ButtonConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StickConfig {
-    /// Filesystem label that marks the results stick (case-insensitive). A USB filesystem with
-    /// a `spindle/` folder at its root is a results stick too.
+    /// Filesystem label that marks the results stick (case-insensitive). Not a key of its own:
+    /// it is `[disks] stick_label`, so discovery and the daemon agree. A USB filesystem with a
+    /// `spindle/` folder at its root is a results stick too.
+    #[serde(skip)]
     pub label: String,
     /// Where the stick is mounted while spindle uses it.
     pub mount_dir: PathBuf,
@@ -193,6 +195,7 @@ impl ApplianceSettings {
         }
         let rest = toml::to_string(&doc).context("re-serialising the configuration")?;
         s.config = SpindleConfig::parse(&rest, file)?;
+        s.stick.label = s.config.disks.stick_label.clone();
         s.validate()
             .with_context(|| format!("{file}: invalid value"))?;
         Ok(s)
@@ -226,7 +229,7 @@ impl ApplianceSettings {
         )?;
         crate::config::ensure(
             !self.stick.label.trim().is_empty() && self.stick.label.len() <= 16,
-            "[stick] label",
+            "[disks] stick_label",
             "must be 1 to 16 characters (FAT labels hold 11)",
         )?;
         crate::config::ensure(
@@ -349,6 +352,10 @@ mod tests {
         let e =
             ApplianceSettings::parse("[appliance]\nprofile = \"quick\"\n", "t.toml").unwrap_err();
         assert!(format!("{e:#}").contains("profile"), "{e:#}");
+        let e = ApplianceSettings::parse("[stick]\nlabel = \"X\"\n", "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("label"), "{e:#}");
+        let s = ApplianceSettings::parse("[disks]\nstick_label = \"RESULTS\"\n", "t.toml").unwrap();
+        assert_eq!(s.stick.label, "RESULTS");
         let e = ApplianceSettings::parse("[status]\ngreen_pin = 26\n", "t.toml").unwrap_err();
         assert!(format!("{e:#}").contains("button"));
     }
