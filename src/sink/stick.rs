@@ -632,12 +632,12 @@ mod tests {
             label: Some("SPINDLE".into()),
             mounted_at: Some(stick_root.clone()),
         };
-        let r = copy_pending(
-            &stick,
-            &store,
-            &StickConfig::default(),
-            &CommandRunner::new(),
-        );
+        let m = MountedStick {
+            root: stick_root.clone(),
+            ours: false,
+            runner: CommandRunner::new(),
+        };
+        let r = copy_into(&m, &stick, &store, &StickConfig::default());
         assert_eq!(r.problem, None, "{:?}", r.error);
         assert_eq!(r.copied, vec![run.id.clone()]);
         assert!(!stick_root.join("spindle/.old.partial").exists());
@@ -656,12 +656,7 @@ mod tests {
         );
         assert!(store.pending().is_empty());
         // nothing pending: nothing copied
-        let r = copy_pending(
-            &stick,
-            &store,
-            &StickConfig::default(),
-            &CommandRunner::new(),
-        );
+        let r = copy_into(&m, &stick, &store, &StickConfig::default());
         assert!(r.copied.is_empty() && r.problem.is_none());
     }
 
