@@ -257,7 +257,8 @@ enum Msg {
     Event(Event),
     Control(ControlCommand, Sender<String>),
     RunDone(Result<RunOutcome, String>),
-    CopyDone(CopyReport),
+    /// A copy ended; the number tells stale reports (of a copy superseded by a re-insert) apart.
+    CopyDone(u64, CopyReport),
 }
 
 /// Sends suite progress into the loop.
@@ -399,6 +400,8 @@ struct Daemon {
     runner: CommandRunner,
     /// Unlabelled FAT/exFAT filesystems already looked at for a `spindle/` folder.
     probed: std::collections::HashMap<String, bool>,
+    /// Number of the latest copy started.
+    copy_gen: u64,
 }
 
 impl Daemon {
@@ -491,12 +494,20 @@ impl Daemon {
     }
 
     fn start_copy(&mut self) {
+        if let Some(t) = self.copy_thread.take() {
+            let _ = t.join();
+        }
+        self.copy_gen += 1;
+        let gen = self.copy_gen;
         let Some(stick) = self.stick.clone() else {
-            let _ = self.tx.send(Msg::CopyDone(CopyReport {
-                remaining: self.store.pending().len(),
-                problem: Some(crate::status::StickProblem::NotFound),
-                ..CopyReport::default()
-            }));
+            let _ = self.tx.send(Msg::CopyDone(
+                gen,
+                CopyReport {
+                    remaining: self.store.pending().len(),
+                    problem: Some(crate::status::StickProblem::NotFound),
+                    ..CopyReport::default()
+                },
+            ));
             return;
         };
         let (store, cfg, runner, tx) = (
@@ -505,12 +516,9 @@ impl Daemon {
             self.runner.clone(),
             self.tx.clone(),
         );
-        if let Some(t) = self.copy_thread.take() {
-            let _ = t.join();
-        }
         self.copy_thread = Some(std::thread::spawn(move || {
             let r = sink::copy_pending(&stick, &store, &cfg, &runner);
-            let _ = tx.send(Msg::CopyDone(r));
+            let _ = tx.send(Msg::CopyDone(gen, r));
         }));
     }
 
@@ -690,6 +698,7 @@ pub fn run_daemon(
         disks: 0,
         runner: CommandRunner::new(),
         probed: Default::default(),
+        copy_gen: 0,
         settings,
     };
     eprintln!(
@@ -755,7 +764,11 @@ pub fn run_daemon(
                 d.handle(Event::RunFinished { outcome });
                 last_poll = Instant::now() - poll_every; // look for sticks right away
             }
-            Ok(Msg::CopyDone(r)) => {
+            Ok(Msg::CopyDone(gen, r)) => {
+                if gen != d.copy_gen {
+                    eprintln!("spindle: a superseded copy ended: {:?}", r.error);
+                    continue;
+                }
                 if let Some(t) = d.copy_thread.take() {
                     let _ = t.join();
                 }
