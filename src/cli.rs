@@ -24,6 +24,14 @@ pub enum Command {
     Mysqld(MysqldArgs),
     /// List block devices and say which ones can be benchmarked, and why not.
     Disks(DisksArgs),
+    /// The appliance: LEDs, button, results stick, runs on button press (runs as root).
+    Daemon(DaemonArgs),
+    /// Check the status LEDs: `spindle leds test` shows every pattern in turn.
+    Leds(LedsArgs),
+    /// Ask the running daemon to start a run (like a short button press).
+    Start(ControlArgs),
+    /// Ask the running daemon to abort the run cleanly (like a long button press).
+    Abort(ControlArgs),
     /// Run the whole suite (fileio, then OLTP on a private server) on every eligible disk or on
     /// the given directories, and write one results bundle.
     Suite(SuiteArgs),
@@ -235,6 +243,53 @@ pub enum MysqldFormatArg {
     Json,
 }
 
+/// `spindle daemon`.
+#[derive(Debug, clap::Args)]
+pub struct DaemonArgs {
+    /// Configuration file [default: /etc/spindle/spindle.toml, if it exists].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
+    /// Status backend, overriding `[status] backend`.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub status: Option<crate::config::appliance::IndicatorBackend>,
+    /// Start a run at boot, overriding `[appliance] autostart`.
+    #[arg(long)]
+    pub autostart: bool,
+}
+
+/// `spindle leds test`.
+#[derive(Debug, clap::Args)]
+pub struct LedsArgs {
+    /// What to do (only `test`: show every pattern in turn).
+    #[arg(value_enum)]
+    pub action: LedsAction,
+    /// Configuration file (for `[status]`) [default: /etc/spindle/spindle.toml, if it exists].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
+    /// Backend, overriding `[status] backend`.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<crate::config::appliance::IndicatorBackend>,
+    /// Seconds each pattern is shown.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub seconds: f64,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LedsAction {
+    Test,
+}
+
+/// `spindle start` / `spindle abort`.
+#[derive(Debug, clap::Args)]
+pub struct ControlArgs {
+    /// The daemon's control socket [default: `[appliance] control_socket`].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<std::path::PathBuf>,
+    /// Configuration file to read the socket path from.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
+}
+
 /// Parses `args` and runs the chosen subcommand; returns the exit code.
 pub fn run<I, T>(args: I) -> anyhow::Result<i32>
 where
@@ -254,6 +309,14 @@ where
         Command::Fileio(a) => crate::cmd::fileio::run(a),
         Command::Oltp(a) => crate::oltp::command::execute(&a),
         Command::Mysqld(a) => crate::cmd::mysqld::run(a),
+        Command::Daemon(a) => crate::cmd::daemon::run(a),
+        Command::Leds(a) => crate::cmd::leds::run(a),
+        Command::Start(a) => {
+            crate::cmd::control::run(crate::appliance::daemon::ControlCommand::Start, a)
+        }
+        Command::Abort(a) => {
+            crate::cmd::control::run(crate::appliance::daemon::ControlCommand::Abort, a)
+        }
         Command::Disks(a) => crate::disk::run_disks_command(&a.sysroot, a.json, a.all),
         Command::Suite(a) => crate::cmd::suite::run(a),
     }
