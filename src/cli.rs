@@ -307,7 +307,7 @@ where
     };
     match cli.command {
         Command::Fileio(a) => crate::cmd::fileio::run(a),
-        Command::Oltp(a) => crate::oltp::command::execute(&a),
+        Command::Oltp(a) => crate::cmd::oltp::execute(&a),
         Command::Mysqld(a) => crate::cmd::mysqld::run(a),
         Command::Daemon(a) => crate::cmd::daemon::run(a),
         Command::Leds(a) => crate::cmd::leds::run(a),

@@ -515,7 +515,11 @@ fn malformed_stick_config_is_reported_on_the_stick_and_nothing_is_copied() {
     assert_eq!(stick_listing(&stick), vec!["config-error.txt".to_string()]);
 }
 
+/// Ignored by default because some CI kernels (this project's included) cannot mount FAT at
+/// all; `.ci/run` runs it with `--ignored` whenever /proc/filesystems lists vfat and says so
+/// when it cannot. The QEMU end-to-end test (image/test/e2e.sh) uses a real FAT stick.
 #[test]
+#[ignore = "needs a kernel that can mount vfat; .ci/run runs it when /proc/filesystems has vfat"]
 fn fat_stick_receives_the_bundle() {
     require_root();
     let fss = std::fs::read_to_string("/proc/filesystems").unwrap();

@@ -457,12 +457,12 @@ fn the_cli_takes_sysbench_style_words_and_booleans() {
     };
     assert!(a.histogram && a.skip_trx && !a.auto_inc);
     assert_eq!(a.words, vec!["run", "oltp_read_write"]);
-    let (w, cmd) = oltp::command::parse_words(&a.words).unwrap();
+    let (w, cmd) = spindle::config::oltp::parse_words(&a.words).unwrap();
     assert_eq!(
         (w, cmd),
-        (Workload::ReadWrite, oltp::command::OltpCommand::Run)
+        (Workload::ReadWrite, spindle::config::oltp::OltpCommand::Run)
     );
-    let cfg = oltp::command::config_from_args(&a, w).unwrap();
+    let cfg = spindle::config::oltp::config_from_args(&a, w).unwrap();
     assert_eq!(cfg.ignore_errors, oltp::IgnoreErrors::All);
     assert_eq!(cfg.threads, 4);
     // sysbench lets a later option override an earlier one (also through the 0.5-era alias).
@@ -473,7 +473,7 @@ fn the_cli_takes_sysbench_style_words_and_booleans() {
     let Command::Oltp(a) = cli.command else {
         panic!("not oltp")
     };
-    let e = oltp::command::config_from_args(&a, Workload::ReadWrite)
+    let e = spindle::config::oltp::config_from_args(&a, Workload::ReadWrite)
         .unwrap_err()
         .to_string();
     assert!(e.contains("--rand-type"), "{e}");

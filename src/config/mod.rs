@@ -5,6 +5,7 @@
 
 pub mod appliance;
 pub mod fileio;
+pub mod oltp;
 pub mod profile;
 pub mod spindle;
 

@@ -19,9 +19,7 @@
 //! - Same PRNG and distributions, seeded differently: `--rand-seed` makes spindle repeatable but
 //!   does not reproduce sysbench's exact sequence.
 
-pub mod command;
 mod conn;
-mod datadir;
 mod epoll;
 mod prepare;
 pub mod rand;

@@ -144,7 +144,7 @@ pub fn run(
         unique: UniqueSeq::new(seed),
         fatal: Mutex::new(None),
     });
-    let started_at = rfc3339_now();
+    let started_at = crate::report::now_rfc3339();
     let barrier = Arc::new(Barrier::new(os_threads + 1));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
@@ -642,40 +642,5 @@ fn build_result(
         histogram: merged.histogram_data(),
         notes,
         error,
-    }
-}
-
-/// Current UTC time as RFC 3339 (seconds precision), without a date-time dependency.
-fn rfc3339_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn rfc3339_has_the_right_shape() {
-        let s = super::rfc3339_now();
-        assert_eq!(s.len(), 20, "{s}");
-        assert!(s.ends_with('Z') && s.as_bytes()[10] == b'T', "{s}");
     }
 }

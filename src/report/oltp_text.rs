@@ -3,7 +3,6 @@
 //! Threads fairness), with sysbench's labels, column widths and number formats.
 
 use super::model::{BenchResult, Counters, IntervalRates, IntervalSample};
-use crate::stats::SysbenchHistogram;
 use std::fmt::Write as _;
 
 /// The lines sysbench prints before the workers connect.
@@ -71,24 +70,7 @@ pub fn interval_line(sample: &IntervalSample, percentile: u32) -> String {
 
 /// sysbench's `--histogram` block (printed before the final report).
 pub fn histogram(result: &BenchResult) -> String {
-    let h = SysbenchHistogram::new();
-    let buckets = &result.histogram.sysbench_buckets;
-    let max = buckets.iter().map(|&(_, c)| c).max().unwrap_or(0).max(1);
-    let mut s = String::from("Latency histogram (values are in milliseconds)\n");
-    s.push_str("       value  ------------- distribution ------------- count\n");
-    let stars = "*".repeat(40);
-    for &(i, c) in buckets {
-        let width = ((c as f64 * 40.0 / max as f64) + 0.5).floor() as usize;
-        let _ = writeln!(
-            s,
-            "{:12.3} |{:<40} {}",
-            h.bucket_value_ms(i as usize),
-            &stars[..width.min(40)],
-            c
-        );
-    }
-    s.push_str(" \n");
-    s
+    super::sysbench_text::histogram_text(result)
 }
 
 /// The final report, from `SQL statistics:` to the blank line after `Threads fairness`.
@@ -121,48 +103,8 @@ pub fn final_report(result: &BenchResult) -> String {
             c.reconnects, c.reconnects_per_s
         );
     }
-    let l = &result.latency;
     s.push('\n');
-    s.push_str("General statistics:\n");
-    let _ = writeln!(
-        s,
-        "    total time:                          {:.4}s",
-        result.total_time_s
-    );
-    let _ = writeln!(
-        s,
-        "    total number of events:              {}",
-        result.events
-    );
-    s.push('\n');
-    s.push_str("Latency (ms):\n");
-    let _ = writeln!(s, "         min: {:39.2}", l.min_us / 1e3);
-    let _ = writeln!(s, "         avg: {:39.2}", l.avg_us / 1e3);
-    let _ = writeln!(s, "         max: {:39.2}", l.max_us / 1e3);
-    if l.sysbench_percentile > 0.0 {
-        let _ = writeln!(
-            s,
-            "        {:3}th percentile: {:27.2}",
-            l.sysbench_percentile as u32, l.sysbench_percentile_ms
-        );
-    } else {
-        s.push_str("         percentile stats:               disabled\n");
-    }
-    let _ = writeln!(s, "         sum: {:39.2}", l.sum_ms);
-    s.push('\n');
-    let f = &result.fairness;
-    s.push_str("Threads fairness:\n");
-    let _ = writeln!(
-        s,
-        "    events (avg/stddev):           {:.4}/{:3.2}",
-        f.events_avg, f.events_stddev
-    );
-    let _ = writeln!(
-        s,
-        "    execution time (avg/stddev):   {:.4}/{:3.2}",
-        f.exec_time_avg_s, f.exec_time_stddev_s
-    );
-    s.push('\n');
+    s.push_str(&super::sysbench_text::general_and_latency(result));
     s
 }
 
@@ -172,6 +114,7 @@ mod tests {
     use crate::report::{
         Fairness, HistogramData, HostInfo, LatencySummary, OltpCounters, ToolInfo, SCHEMA_VERSION,
     };
+    use crate::stats::SysbenchHistogram;
 
     /// sysbench 1.0.20's final report of `oltp_read_write --threads=2 --time=1`, byte for byte.
     const SYSBENCH: &str = "SQL statistics:

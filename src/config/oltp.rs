@@ -1,11 +1,10 @@
-//! `spindle oltp`: turns the parsed command line into an [`OltpConfig`], runs the engine and
-//! renders its result (sysbench text or JSON, `--save` via `write_atomic`). Thin by design.
+//! `spindle oltp` arguments → [`OltpConfig`]: the workload and command words found anywhere
+//! among the options, sysbench's defaults, and validation.
 
-use super::{Controller, IgnoreErrors, OltpConfig, OltpObserver, PsMode, RandType, Workload};
 use crate::cli::OltpArgs;
-use crate::report::oltp_text;
+use crate::oltp::{IgnoreErrors, OltpConfig, PsMode, RandType, Workload};
 use anyhow::{bail, Context};
-use std::io::Write;
+use std::path::Path;
 
 /// prepare | run | cleanup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,7 +79,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
     if !(args.reconnect_timeout >= 0.0 && args.reconnect_timeout.is_finite()) {
         bail!("--reconnect-timeout must be a number of seconds >= 0");
     }
-    let defaults = super::ConnectionConfig::default();
+    let defaults = crate::oltp::ConnectionConfig::default();
     let cfg = OltpConfig {
         workload,
         tables: args.tables,
@@ -102,7 +101,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         storage_engine: args.mysql_storage_engine.clone(),
         legacy_read_only: args.oltp_read_only,
         legacy_write_only: args.oltp_write_only,
-        rand: super::RandConfig {
+        rand: crate::oltp::RandConfig {
             kind,
             spec_iter: args.rand_spec_iter,
             spec_pct: args.rand_spec_pct,
@@ -117,7 +116,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         percentile: args.percentile,
         ignore_errors,
         ps_mode,
-        connection: super::ConnectionConfig {
+        connection: crate::oltp::ConnectionConfig {
             socket: args.mysql_socket.clone(),
             host: args.mysql_host.clone(),
             port: args.mysql_port,
@@ -134,101 +133,29 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
     Ok(cfg)
 }
 
-/// Prints progress lines and interval lines to stdout (text) or stderr (json).
-struct Printer {
-    json: bool,
-    percentile: u32,
-}
-
-impl OltpObserver for Printer {
-    fn message(&self, line: &str) {
-        if self.json {
-            eprintln!("{line}");
-        } else {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
+/// `--datadir`: reach the server `spindle mysqld` started on a data directory (its socket and
+/// benchmark login), unless `--mysql-*` flags name them explicitly.
+/// Fills socket, user, password and database from the datadir; explicit flags win.
+pub fn apply_datadir(
+    conn: &mut crate::oltp::ConnectionConfig,
+    datadir: &Path,
+    args: &OltpArgs,
+) -> anyhow::Result<()> {
+    let info = crate::provision::mysqld::client_info(datadir)
+        .with_context(|| format!("--datadir {}", datadir.display()))?;
+    if args.mysql_socket.is_none() {
+        conn.socket = Some(info.socket);
     }
-
-    fn interval(&self, sample: &crate::report::IntervalSample) {
-        let line = oltp_text::interval_line(sample, self.percentile);
-        if self.json {
-            eprintln!("{line}");
-        } else {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
+    if args.mysql_user.is_none() {
+        conn.user = info.user;
     }
-}
-
-/// Runs `spindle oltp ...`; returns the exit code.
-pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
-    let (workload, command) = parse_words(&args.words)?;
-    let json = match args.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => bail!("--format={other}: use text or json"),
-    };
-    let mut cfg = config_from_args(args, workload)?;
-    if let Some(datadir) = &args.datadir {
-        super::datadir::apply(&mut cfg.connection, datadir, args)?;
+    if args.mysql_password.is_none() {
+        conn.password = info.password;
     }
-    let printer = Printer {
-        json,
-        percentile: cfg.percentile,
-    };
-    match command {
-        OltpCommand::Prepare => {
-            if !json {
-                println!("spindle {} (sysbench 1.0 compatible)\n", crate::VERSION);
-            }
-            let summary = super::prepare(&cfg, &printer)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&summary)?);
-            }
-            Ok(0)
-        }
-        OltpCommand::Cleanup => {
-            if !json {
-                println!("spindle {} (sysbench 1.0 compatible)\n", crate::VERSION);
-            }
-            super::cleanup(&cfg, &printer)?;
-            Ok(0)
-        }
-        OltpCommand::Run => {
-            if !json {
-                print!(
-                    "{}",
-                    oltp_text::run_header(cfg.threads, cfg.report_interval_s, cfg.rand.seed)
-                );
-                println!();
-                let _ = std::io::stdout().flush();
-            }
-            let controller = Controller::new();
-            let result = super::run(&cfg, &controller, &printer)?;
-            if json {
-                println!("{}", result.to_json_pretty());
-            } else {
-                let mut text = String::new();
-                if args.histogram {
-                    text.push_str(&oltp_text::histogram(&result));
-                }
-                text.push_str(&oltp_text::final_report(&result));
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-            }
-            if let Some(path) = &args.save {
-                crate::report::write::write_atomic(path, result.to_json_pretty().as_bytes())
-                    .with_context(|| format!("--save {}", path.display()))?;
-            }
-            if let Some(e) = &result.error {
-                bail!("the OLTP run ended early: {e} (the report above covers the run up to the error)");
-            }
-            Ok(0)
-        }
+    if args.mysql_db.is_none() {
+        conn.database = info.database;
     }
+    Ok(())
 }
 
 #[cfg(test)]
