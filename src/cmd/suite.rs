@@ -54,8 +54,10 @@ pub fn run_id() -> String {
 }
 
 pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
-    let config = match &args.config {
-        Some(p) => SpindleConfig::load(p)?,
+    // The same file the daemon reads: its appliance tables are checked too, the suite uses
+    // [suite], [disks] and [mysqld].
+    let config: SpindleConfig = match &args.config {
+        Some(p) => crate::config::appliance::ApplianceSettings::load(Some(p))?.config,
         None => SpindleConfig::default(),
     };
     let profile = Profile::load(args.profile.as_deref().unwrap_or(&config.suite.profile))?;
