@@ -413,3 +413,83 @@ fn bad_arguments_are_named() {
     ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("allow_usb3"));
 }
+
+#[test]
+fn sigterm_stops_cleanly_and_keeps_partial_results() {
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("scratch");
+    std::fs::create_dir(&target).unwrap();
+    let out = d.path().join("bundle");
+    let profile = d.path().join("long.toml");
+    let text = std::fs::read_to_string(tiny_profile())
+        .unwrap()
+        .replace("time = 2", "time = 60");
+    std::fs::write(&profile, text).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .args(["suite", "--target", target.to_str().unwrap()])
+        .args([
+            "--profile",
+            profile.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the 60 s OLTP run to start, then send SIGTERM as systemd or `kill` would.
+    let datadir = target.join("spindle-work/mysql");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut sent = false;
+    while std::time::Instant::now() < deadline {
+        let in_run = std::fs::read_to_string(out.join("results.json"))
+            .map(|t| t.contains("\"oltp-read_write-prepare\""))
+            .unwrap_or(false);
+        if in_run {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            sent = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let started = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(sent, "the OLTP run never started");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(45),
+        "the run stopped promptly, not after its 60 s"
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = load(&out);
+    assert_eq!(r.status, "aborted");
+    let p = phase(&r, "scratch", "oltp-read_write-t2");
+    assert_eq!(p.status, "aborted");
+    assert!(
+        p.result.as_ref().is_some_and(|b| b.events > 0),
+        "partial numbers kept"
+    );
+    assert_eq!(
+        phase(&r, "scratch", "oltp-point_select-t2").status,
+        "aborted"
+    );
+    assert_eq!(
+        phase(&r, "scratch", "mysqld-stop").status,
+        "ok",
+        "the server was stopped"
+    );
+    assert!(!spindle::provision::mysqld::status(&datadir)
+        .map(|s| s.running)
+        .unwrap_or(false));
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "work directory removed"
+    );
+}
