@@ -1,7 +1,8 @@
 //! `spindle daemon` end to end: the real loop, the real suite (a tiny fileio-only profile on a
-//! directory target), the mock indicator, the control socket as the button, and FAT images on
-//! loop devices as results sticks. Needs root (losetup, mount) and dosfstools; without them the
-//! tests fail saying so.
+//! directory target, or the tiny test profile on loop devices named in `[appliance] disks`),
+//! the mock indicator, the control socket as the button, and ext4 or FAT images on loop devices
+//! as results sticks. Needs root (losetup, mount) and dosfstools; without them the tests fail
+//! saying so.
 
 use spindle::appliance::daemon::{
     run_daemon, send_control, ControlCommand, DaemonDeps, RunLauncher, RunRequest, SuiteLauncher,
@@ -577,6 +578,191 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
             "interrupted"
         );
     });
+}
+
+/// A loop device over a sparse image file, as a disk the daemon may benchmark. On drop it undoes
+/// whatever a failed run could leave: mounts of the device or its partitions, partition nodes,
+/// loop devices spindle attached over the image, and the device itself.
+struct LoopDisk {
+    dev: String,
+    image: PathBuf,
+}
+
+impl LoopDisk {
+    fn new(dir: &Path, name: &str, mib: u64) -> LoopDisk {
+        let image = dir.join(format!("{name}.img"));
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(mib << 20)
+            .unwrap();
+        let dev = sh("losetup", &["--find", "--show", image.to_str().unwrap()]);
+        LoopDisk { dev, image }
+    }
+
+    /// `file:<image>`, the stable id `spindle disks` shows for it.
+    fn stable_id(&self) -> String {
+        format!("file:{}", self.image.display())
+    }
+
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    /// Loop devices attached to the image (ours plus any spindle left behind).
+    fn attached(&self) -> Vec<String> {
+        sh(
+            "losetup",
+            &[
+                "--noheadings",
+                "--output",
+                "NAME",
+                "-j",
+                self.image.to_str().unwrap(),
+            ],
+        )
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+    }
+
+    /// Lines of /proc/mounts for this device, its partitions, or loops over its image.
+    fn mounts(&self) -> Vec<String> {
+        let devs = self.attached();
+        std::fs::read_to_string("/proc/mounts")
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                let src = l.split_whitespace().next().unwrap_or("");
+                src.starts_with(&self.dev) || devs.iter().any(|d| src.starts_with(d.as_str()))
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn sha256(&self) -> String {
+        sh("sha256sum", &[self.image.to_str().unwrap()])
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    }
+}
+
+impl Drop for LoopDisk {
+    fn drop(&mut self) {
+        for line in self.mounts() {
+            if let Some(mp) = line.split_whitespace().nth(1) {
+                let _ = Command::new("umount").args(["-l", mp]).status();
+            }
+        }
+        let _ = Command::new("partx").args(["-d", &self.dev]).output();
+        for d in self.attached() {
+            let _ = Command::new("losetup").args(["-d", &d]).status();
+        }
+    }
+}
+
+#[test]
+fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
+    require_root();
+    let tools = ["partx", "sha256sum", "parted"];
+    for tool in tools {
+        let ok = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            ok,
+            "this test needs '{tool}' (apt-get install util-linux coreutils parted)"
+        );
+    }
+    // The images outlive the daemon's directory (removed when it stops) and the loop devices.
+    let images = tempfile::tempdir().unwrap();
+    let a = LoopDisk::new(images.path(), "blank-a", 1200);
+    let b = LoopDisk::new(images.path(), "blank-b", 1200);
+    let data = LoopDisk::new(images.path(), "data", 1200);
+    sh("mkfs.ext4", &["-q", "-L", "mydata", &data.dev]);
+    let mnt = tempfile::tempdir().unwrap();
+    sh("mount", &[&data.dev, mnt.path().to_str().unwrap()]);
+    std::fs::write(mnt.path().join("precious.txt"), "do not lose me").unwrap();
+    sh("umount", &[mnt.path().to_str().unwrap()]);
+    let before = data.sha256();
+
+    let label = unique_label();
+    let stick = LoopStick::new(STICK_FS, &label, 8 * 1024, |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Appliance::settings(dir.path(), &label, 1);
+    s.appliance.targets.clear();
+    s.appliance.disks = vec![a.stable_id(), b.stable_id(), data.stable_id()];
+    s.config.suite.profile = format!(
+        "{}/tests/fixtures/profiles/tiny.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    s.validate().unwrap();
+    let app = Appliance::start_with(dir, s);
+    app.wait(10, "ready with the two blank disks", |p| {
+        *p == Pattern::Ready { disks: 2 }
+    });
+    assert_eq!(app.send(ControlCommand::Start), "ok: run started");
+    app.wait(600, "safe to remove", |p| *p == Pattern::SafeToRemove);
+    let runs = app.runs();
+    assert_eq!(runs.len(), 1);
+    app.stop();
+
+    let r: spindle::report::suite::SuiteResult = stick.with_mounted(true, |root| {
+        let text =
+            std::fs::read_to_string(root.join("spindle").join(&runs[0]).join("results.json"))
+                .expect("the bundle is on the stick");
+        serde_json::from_str(&text).unwrap()
+    });
+    assert_eq!(r.status, "complete");
+    let mut names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+    names.sort();
+    let mut want = vec![a.name(), b.name()];
+    want.sort();
+    assert_eq!(names, want, "both blank disks, and only them, benchmarked");
+    for t in &r.targets {
+        assert_eq!(t.kind, "disk");
+        assert!(
+            t.preparation.iter().any(|c| c.contains("mkfs.ext4")),
+            "{}: {:?}",
+            t.name,
+            t.preparation
+        );
+        for kind in ["fileio-", "oltp-"] {
+            assert!(
+                t.phases.iter().any(|p| p.name.starts_with(kind)),
+                "{}: no {kind} phase",
+                t.name
+            );
+        }
+        for p in &t.phases {
+            assert_eq!(p.status, "ok", "{} {}: {:?}", t.name, p.name, p.error);
+        }
+    }
+    let skipped = r
+        .skipped
+        .iter()
+        .find(|s| s.device == data.dev)
+        .unwrap_or_else(|| panic!("data disk not listed as skipped: {:?}", r.skipped));
+    assert!(skipped.reason.contains("data"), "{}", skipped.reason);
+    assert_eq!(skipped.id, data.stable_id());
+    assert_eq!(
+        data.sha256(),
+        before,
+        "the data disk is byte-for-byte unchanged"
+    );
+    // released: nothing mounted, no partition nodes or extra loop devices left
+    for d in [&a, &b, &data] {
+        assert_eq!(d.mounts(), Vec::<String>::new(), "{} still mounted", d.dev);
+        assert_eq!(
+            d.attached(),
+            vec![d.dev.clone()],
+            "loop devices left over {}",
+            d.dev
+        );
+    }
 }
 
 /// A launcher that fails (or panics) instead of running the suite.

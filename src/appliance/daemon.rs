@@ -9,9 +9,11 @@
 
 use super::state::{self, Action, Event, RunOutcome, State};
 use super::suite::{run_suite, SuiteObserver, SuiteOptions, TargetSpec};
+use super::targets::{candidates, plan_disks, prepare_disks, release_disks};
 use crate::config::appliance::{ApplianceSettings, StickOverrides};
 use crate::config::profile::Profile;
-use crate::disk::{classify, DiskPolicy};
+use crate::disk::{Disk, DiskPolicy};
+use crate::provision::prepare::Preparation;
 use crate::report::suite::Skipped;
 use crate::sink::{self, CopyReport, ResultsStick, RunStore};
 use crate::status::{Indicator, Phase};
@@ -53,45 +55,26 @@ pub trait RunLauncher: Send + Sync {
     ) -> anyhow::Result<RunOutcome>;
 }
 
-/// The disks a run would use now: eligible under `policy` and not the results stick (the
-/// disk named `stick`, whatever the policy says).
+/// The disks a run would use now, with what would be done to each, and the disks left out
+/// and why: the [`candidates`] (`[appliance] disks` when set, else every disk) that `policy`
+/// allows, never the results stick (the disk named `stick`).
 pub fn eligible_targets(
     settings: &ApplianceSettings,
     policy: &DiskPolicy,
+    scanned: &[Disk],
     stick: Option<&str>,
-) -> anyhow::Result<(Vec<crate::disk::Disk>, Vec<Skipped>)> {
-    let root = SysRoot::new(&settings.appliance.sysroot);
-    let mut ok = Vec::new();
-    let mut skipped = Vec::new();
-    for d in crate::disk::scan(&root, false)? {
-        if stick == Some(d.name.as_str()) {
-            skipped.push(Skipped {
-                device: d.path.display().to_string(),
-                id: d.stable_id.clone().unwrap_or_else(|| d.name.clone()),
-                reason: "results stick (never a benchmark target)".into(),
-            });
-            continue;
-        }
-        let v = classify(&d, policy);
-        if v.is_eligible() {
-            ok.push(d);
-        } else {
-            skipped.push(Skipped {
-                device: d.path.display().to_string(),
-                id: d.stable_id.clone().unwrap_or_else(|| d.name.clone()),
-                reason: v.to_string(),
-            });
-        }
-    }
-    Ok((ok, skipped))
+) -> (Vec<(Disk, Preparation)>, Vec<Skipped>, DiskPolicy) {
+    let (found, policy) = candidates(scanned, &settings.appliance.disks, policy);
+    let (planned, skipped) = plan_disks(found, &policy, stick);
+    (planned, skipped, policy)
 }
 
-/// Counts eligible disks among `scanned` (every block device), or the existing configured
-/// directories.
+/// Counts the disks a run would use among `scanned` (every block device), or the existing
+/// configured directories.
 fn count_targets(
     settings: &ApplianceSettings,
     policy: &DiskPolicy,
-    scanned: &[crate::disk::Disk],
+    scanned: &[Disk],
     stick: Option<&str>,
 ) -> usize {
     if !settings.appliance.targets.is_empty() {
@@ -102,18 +85,7 @@ fn count_targets(
             .filter(|d| d.is_dir())
             .count();
     }
-    scanned
-        .iter()
-        .filter(|d| {
-            d.transport
-                .unwrap_or(crate::disk::Transport::Other)
-                .is_disk()
-                && !d.name.contains("boot")
-                && !d.name.contains("rpmb")
-        })
-        .filter(|d| stick != Some(d.name.as_str()))
-        .filter(|d| classify(d, policy).is_eligible())
-        .count()
+    eligible_targets(settings, policy, scanned, stick).0.len()
 }
 
 /// The real launcher: prepares the eligible disks (or uses the configured directories), runs
@@ -133,60 +105,35 @@ impl RunLauncher for SuiteLauncher {
         let mut skipped = Vec::new();
         let mut guards = Vec::new();
         if req.settings.appliance.targets.is_empty() {
-            let (disks, excluded) =
-                eligible_targets(&req.settings, &req.disks, req.stick_disk.as_deref())?;
-            skipped = excluded;
-            for d in disks {
-                let plan = crate::provision::prepare::plan_preparation(&d, &req.disks);
-                let prepared = match plan {
-                    crate::provision::prepare::Preparation::Skip { reason } => {
-                        Err(anyhow::anyhow!(reason))
-                    }
-                    _ => crate::provision::prepare::prepare(
-                        &d,
-                        &plan,
-                        &req.disks,
-                        &req.work_dir,
-                        &runner,
-                    ),
-                };
-                match prepared {
-                    Ok(p) => {
-                        targets.push(TargetSpec {
-                            name: d.name.clone(),
-                            dir: p.work_dir.clone(),
-                            kind: "disk".into(),
-                            description: format!(
-                                "{} {}",
-                                d.vendor.clone().unwrap_or_default(),
-                                d.model.clone().unwrap_or_default()
-                            )
-                            .trim()
-                            .to_string(),
-                            disk: serde_json::to_value(&d).ok(),
-                            preparation: p.commands.clone(),
-                        });
-                        guards.push(crate::provision::prepare::ReleaseGuard::new(
-                            p,
-                            runner.clone(),
-                        ));
-                    }
-                    Err(e) => {
-                        observer.message(&format!("{}: not prepared: {e:#}", d.name));
-                        skipped.push(Skipped {
-                            device: d.path.display().to_string(),
-                            id: d.stable_id.clone().unwrap_or_else(|| d.name.clone()),
-                            reason: format!("preparation failed: {e:#}"),
-                        });
-                    }
+            let root = SysRoot::new(&req.settings.appliance.sysroot);
+            let scanned = crate::disk::scan_all(&root)?;
+            let (planned, left_out, policy) = eligible_targets(
+                &req.settings,
+                &req.disks,
+                &scanned,
+                req.stick_disk.as_deref(),
+            );
+            for name in &req.settings.appliance.disks {
+                if !scanned.iter().any(|d| d.is_named_by(name)) {
+                    observer.message(&format!("[appliance] disks: {name} is not plugged in"));
                 }
             }
+            skipped = left_out;
+            let prepared = prepare_disks(planned, &policy, &req.work_dir, &runner, observer);
+            targets = prepared.targets;
+            skipped.extend(prepared.skipped);
+            guards = prepared.guards;
         } else {
             for (i, dir) in req.settings.appliance.targets.iter().enumerate() {
                 targets.push(TargetSpec::directory(&format!("dir{}", i + 1), dir));
             }
         }
-        anyhow::ensure!(!targets.is_empty(), "no target could be prepared");
+        if targets.is_empty() {
+            for s in &skipped {
+                observer.message(&format!("{} ({}): {}", s.device, s.id, s.reason));
+            }
+            anyhow::bail!("no target could be prepared");
+        }
         let opts = SuiteOptions {
             profile,
             targets,
@@ -201,11 +148,7 @@ impl RunLauncher for SuiteLauncher {
             sample_interval: Duration::from_secs(5),
         };
         let result = run_suite(&opts, observer, stop);
-        for g in guards {
-            if let Err(e) = g.release() {
-                observer.message(&format!("releasing a disk failed: {e:#}"));
-            }
-        }
+        release_disks(guards, observer);
         let result = result?;
         Ok(match result.status.as_str() {
             "aborted" => RunOutcome::Aborted,
@@ -541,7 +484,7 @@ impl Daemon {
         }
     }
 
-    fn scan(&self) -> Option<Vec<crate::disk::Disk>> {
+    fn scan(&self) -> Option<Vec<Disk>> {
         let root = SysRoot::new(&self.settings.appliance.sysroot);
         match crate::disk::scan_all(&root) {
             Ok(v) => Some(v),
@@ -559,7 +502,7 @@ impl Daemon {
         }
     }
 
-    fn update_stick(&mut self, scanned: &[crate::disk::Disk]) {
+    fn update_stick(&mut self, scanned: &[Disk]) {
         let root = SysRoot::new(&self.settings.appliance.sysroot);
         let probe_dir = {
             let mut p = self.settings.stick.mount_dir.clone().into_os_string();

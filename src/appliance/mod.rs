@@ -5,3 +5,4 @@ pub mod daemon;
 pub mod plan;
 pub mod state;
 pub mod suite;
+pub mod targets;

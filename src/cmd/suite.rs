@@ -2,12 +2,11 @@
 //! plan with progress on the terminal, release the disks, print where the bundle is.
 
 use crate::appliance::suite::{run_suite, SuiteObserver, SuiteOptions, TargetSpec};
+use crate::appliance::targets::{candidates, plan_disks, prepare_disks, release_disks};
 use crate::cli::SuiteArgs;
 use crate::config::profile::Profile;
 use crate::config::spindle::SpindleConfig;
-use crate::disk::{self, DiskPolicy, Verdict};
-use crate::provision::prepare::{self, Preparation, ReleaseGuard};
-use crate::report::suite::Skipped;
+use crate::disk;
 use crate::sys::{CommandRunner, SysRoot};
 use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
@@ -67,10 +66,13 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         None if !config.suite.out.is_empty() => PathBuf::from(&config.suite.out).join(&run_id),
         None => PathBuf::from("spindle-results").join(&run_id),
     };
+    let progress = Progress {
+        tty: std::io::stderr().is_terminal(),
+    };
     let runner = CommandRunner::new();
     let mut targets = Vec::new();
     let mut skipped = Vec::new();
-    let mut guards: Vec<ReleaseGuard> = Vec::new();
+    let mut guards = Vec::new();
     for (i, dir) in args.target.iter().enumerate() {
         if !dir.is_dir() {
             bail!(
@@ -87,69 +89,40 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     }
     if !args.disk.is_empty() || args.target.is_empty() {
         let root = SysRoot::new(&args.sysroot);
-        let mut policy: DiskPolicy = config.disks.clone();
-        let candidates = if args.disk.is_empty() {
-            disk::scan(&root, false)?
+        let (found, policy) = if args.disk.is_empty() {
+            candidates(&disk::scan_all(&root)?, &[], &config.disks)
         } else {
-            // Disks the user names may be non-USB (a laptop's SATA disk, a loop device); every
-            // other rule still applies, and naming a disk here never allows erasing its data.
-            policy.allow_non_usb = true;
-            args.disk
+            // Named disks must exist (a typo is an error). They may be non-USB (a laptop's
+            // SATA disk, a loop device); every other rule still applies, and naming a disk
+            // here never allows erasing its data.
+            let named = args
+                .disk
                 .iter()
                 .map(|d| disk::find_disk(&root, d).with_context(|| format!("--disk {d}")))
-                .collect::<anyhow::Result<Vec<_>>>()?
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let mut policy = config.disks.clone();
+            policy.allow_non_usb = true;
+            (named, policy)
         };
-        let run_dir = std::env::temp_dir().join(format!("spindle-{run_id}"));
-        for d in candidates {
-            let id = d.stable_id.clone().unwrap_or_else(|| d.name.clone());
-            let device = d.path.display().to_string();
-            match disk::classify(&d, &policy) {
-                Verdict::Excluded { reason } => {
-                    eprintln!("spindle: skipping {device} ({id}): {reason}");
-                    skipped.push(Skipped {
-                        device,
-                        id,
-                        reason: reason.to_string(),
-                    });
-                    continue;
-                }
-                Verdict::Eligible { .. } => {}
+        let (planned, left_out) = plan_disks(found, &policy, None);
+        for s in &left_out {
+            progress.message(&format!("skipping {} ({}): {}", s.device, s.id, s.reason));
+        }
+        skipped.extend(left_out);
+        if args.dry_run {
+            for (d, plan) in &planned {
+                progress.message(&format!(
+                    "would prepare {} ({}): {plan:?}",
+                    d.path.display(),
+                    d.stable_id.as_deref().unwrap_or(&d.name)
+                ));
             }
-            let plan = prepare::plan_preparation(&d, &policy);
-            if let Preparation::Skip { reason } = &plan {
-                skipped.push(Skipped {
-                    device,
-                    id,
-                    reason: reason.clone(),
-                });
-                continue;
-            }
-            if args.dry_run {
-                eprintln!("spindle: would prepare {device} ({id}): {plan:?}");
-                continue;
-            }
-            match prepare::prepare(&d, &plan, &policy, &run_dir, &runner) {
-                Ok(t) => {
-                    let description = disk_description(&d);
-                    targets.push(TargetSpec {
-                        name: d.name.clone(),
-                        dir: t.work_dir.clone(),
-                        kind: "disk".into(),
-                        description,
-                        disk: serde_json::to_value(&d).ok(),
-                        preparation: t.commands.clone(),
-                    });
-                    guards.push(ReleaseGuard::new(t, runner.clone()));
-                }
-                Err(e) => {
-                    eprintln!("spindle: could not prepare {device}: {e:#}");
-                    skipped.push(Skipped {
-                        device,
-                        id,
-                        reason: format!("preparation failed: {e:#}"),
-                    });
-                }
-            }
+        } else {
+            let run_dir = std::env::temp_dir().join(format!("spindle-{run_id}"));
+            let prepared = prepare_disks(planned, &policy, &run_dir, &runner, &progress);
+            targets.extend(prepared.targets);
+            skipped.extend(prepared.skipped);
+            guards = prepared.guards;
         }
     }
     if args.dry_run {
@@ -176,18 +149,11 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         flavor: config.mysqld.flavor.parse().ok(),
         sample_interval: Duration::from_secs(5),
     };
-    let progress = Progress {
-        tty: std::io::stderr().is_terminal(),
-    };
     let result = run_suite(&opts, &progress, stop);
     if progress.tty {
         eprintln!();
     }
-    for g in guards {
-        if let Err(e) = g.release() {
-            eprintln!("spindle: {e:#}");
-        }
-    }
+    release_disks(guards, &progress);
     let result = result?;
     print!("{}", crate::report::suite::render_summary(&result));
     println!("\nResults bundle: {}", out.display());
@@ -203,35 +169,4 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     } else {
         0
     })
-}
-
-fn disk_description(d: &disk::Disk) -> String {
-    let mut s = format!(
-        "{} {}",
-        d.vendor.as_deref().unwrap_or(""),
-        d.model.as_deref().unwrap_or("")
-    )
-    .trim()
-    .to_string();
-    if let Some(b) = d.size_bytes {
-        s.push_str(&format!(", {:.1} GB", b as f64 / 1e9));
-    }
-    if let Some(u) = &d.usb {
-        s.push_str(&format!(
-            ", USB {}",
-            u.link_speed
-                .map(|l| l.to_string())
-                .unwrap_or_else(|| "link ?".into())
-        ));
-        if let Some(drv) = &u.driver {
-            s.push_str(&format!(", {drv}"));
-        }
-        if let Some(v) = u.vid_pid() {
-            s.push_str(&format!(", {v}"));
-        }
-    }
-    if d.rotational == Some(true) {
-        s.push_str(", rotational");
-    }
-    s
 }

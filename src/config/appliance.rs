@@ -33,6 +33,11 @@ pub struct ApplianceConfig {
     pub keep_copied_runs: usize,
     /// Benchmark these directories instead of discovered disks (laptops and tests); empty = disks.
     pub targets: Vec<PathBuf>,
+    /// Benchmark only these disks: serials, /dev/disk/by-id names, or stable ids as `spindle
+    /// disks` shows them (`file:/path/to/img` for loop devices). Named disks may be non-USB;
+    /// every other rule still applies (blank or named in `[disks] erase`, never the boot device,
+    /// the stick or a mounted disk). Empty = every eligible USB disk plugged in.
+    pub disks: Vec<String>,
 }
 
 impl Default for ApplianceConfig {
@@ -45,6 +50,7 @@ impl Default for ApplianceConfig {
             poll_interval_ms: 1000,
             keep_copied_runs: 20,
             targets: Vec::new(),
+            disks: Vec::new(),
         }
     }
 }
@@ -223,6 +229,14 @@ impl ApplianceSettings {
             check_profile(p, "[suite] profile")?;
         }
         crate::config::ensure(
+            self.appliance.targets.is_empty() || self.appliance.disks.is_empty(),
+            "[appliance] disks",
+            "cannot be combined with targets (directories replace disks): set one of them",
+        )?;
+        for d in &self.appliance.disks {
+            check_disk_name(d, "[appliance] disks")?;
+        }
+        crate::config::ensure(
             self.appliance.poll_interval_ms >= 50,
             "[appliance] poll_interval_ms",
             "must be at least 50",
@@ -266,6 +280,20 @@ fn check_profile(profile: &str, key: &str) -> anyhow::Result<()> {
     )
 }
 
+/// A disk named in a configuration must be named stably ([`crate::disk::Disk::is_named_by`]):
+/// kernel names (`/dev/sda`, `loop3`) change between boots and never match.
+fn check_disk_name(name: &str, key: &str) -> anyhow::Result<()> {
+    let n = name.trim();
+    let kernel_name = n.starts_with("/dev/") && !n.starts_with("/dev/disk/by-id/");
+    crate::config::ensure(
+        !n.is_empty() && !kernel_name && name.chars().all(|c| !c.is_control()),
+        key,
+        format!(
+            "'{name}' is not a disk serial, /dev/disk/by-id name or stable id such as file:/path (/dev/sdX names change between boots; `spindle disks --all` shows the ids)"
+        ),
+    )
+}
+
 /// The optional `spindle.toml` at the root of a results stick: the few settings a person may
 /// change without a keyboard. It holds data only; nothing in it is ever executed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -300,15 +328,7 @@ impl StickOverrides {
             check_profile(p, "spindle.toml: profile")?;
         }
         for e in o.erase.iter().flatten() {
-            crate::config::ensure(
-                !e.trim().is_empty()
-                    && !e.trim_start().starts_with("/dev/sd")
-                    && e.chars().all(|c| !c.is_control()),
-                "spindle.toml: erase",
-                format!(
-                    "'{e}' is not a disk serial or /dev/disk/by-id name (/dev/sdX names change between boots)"
-                ),
-            )?;
+            check_disk_name(e, "spindle.toml: erase")?;
         }
         Ok(o)
     }
@@ -358,6 +378,28 @@ mod tests {
         assert_eq!(s.stick.label, "RESULTS");
         let e = ApplianceSettings::parse("[status]\ngreen_pin = 26\n", "t.toml").unwrap_err();
         assert!(format!("{e:#}").contains("button"));
+    }
+
+    #[test]
+    fn appliance_disks_are_named_stably_and_exclude_targets() {
+        let s = ApplianceSettings::parse(
+            "[appliance]\ndisks = [\"WD-123\", \"/dev/disk/by-id/usb-X_Y-0:0\", \"file:/var/a.img\"]\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(s.appliance.disks.len(), 3);
+        for bad in ["\"/dev/sda\"", "\"/dev/loop3\"", "\" \""] {
+            let e = ApplianceSettings::parse(&format!("[appliance]\ndisks = [{bad}]\n"), "t.toml")
+                .unwrap_err();
+            let m = format!("{e:#}");
+            assert!(m.contains("[appliance] disks"), "{bad}: {m}");
+        }
+        let e = ApplianceSettings::parse(
+            "[appliance]\ndisks = [\"WD-123\"]\ntargets = [\"/tmp\"]\n",
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("targets"), "{e:#}");
     }
 
     #[test]

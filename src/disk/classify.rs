@@ -84,18 +84,7 @@ impl Default for DiskPolicy {
 impl DiskPolicy {
     /// True if the configuration names this disk for erasing.
     pub fn names_for_erase(&self, disk: &Disk) -> bool {
-        self.erase.iter().any(|e| {
-            let e = e.trim();
-            let bare = e.strip_prefix("/dev/disk/by-id/").unwrap_or(e);
-            !e.is_empty()
-                && (disk.serial.as_deref() == Some(e)
-                    || disk.stable_id.as_deref() == Some(e)
-                    || disk.by_id.iter().any(|b| b == bare)
-                    || disk
-                        .backing_file
-                        .as_ref()
-                        .is_some_and(|f| f.as_os_str() == e))
-        })
+        self.erase.iter().any(|e| disk.is_named_by(e))
     }
 }
 

@@ -573,23 +573,27 @@ pub fn scan_all(root: &SysRoot) -> anyhow::Result<Vec<Disk>> {
 pub fn scan(root: &SysRoot, all: bool) -> anyhow::Result<Vec<Disk>> {
     Ok(scan_all(root)?
         .into_iter()
-        .filter(|d| {
-            let t = d.transport.unwrap_or(Transport::Other);
-            if d.name.contains("boot") && t == Transport::Mmc || d.name.contains("rpmb") {
-                return false;
-            }
-            // Network/flash block devices that are listed by the hundred when unused.
-            let pseudo = ["nbd", "mtdblock", "ubiblock"]
-                .iter()
-                .any(|p| d.name.starts_with(p));
-            if t.is_disk() && !pseudo {
-                return true;
-            }
-            let unused = (t == Transport::Loop && d.backing_file.is_none())
-                || (pseudo && d.size_bytes.unwrap_or(0) == 0);
-            all && !unused
-        })
+        .filter(|d| is_listed(d, all))
         .collect())
+}
+
+/// True if [`scan`] lists `d`: real disks always; with `all`, also loop devices attached to a
+/// file, RAM disks and the like. eMMC boot and RPMB areas never.
+pub fn is_listed(d: &Disk, all: bool) -> bool {
+    let t = d.transport.unwrap_or(Transport::Other);
+    if d.name.contains("boot") && t == Transport::Mmc || d.name.contains("rpmb") {
+        return false;
+    }
+    // Network/flash block devices that are listed by the hundred when unused.
+    let pseudo = ["nbd", "mtdblock", "ubiblock"]
+        .iter()
+        .any(|p| d.name.starts_with(p));
+    if t.is_disk() && !pseudo {
+        return true;
+    }
+    let unused = (t == Transport::Loop && d.backing_file.is_none())
+        || (pseudo && d.size_bytes.unwrap_or(0) == 0);
+    all && !unused
 }
 
 /// Finds one device by `/dev/sdX`, `sdX`, a /dev/disk/by-id name or path, a serial, or its

@@ -194,6 +194,23 @@ impl Disk {
         self.partitions.is_empty() && self.partition_table.is_none() && self.signatures.is_empty()
     }
 
+    /// True if `name` names this disk the stable way a configuration does: its serial, a
+    /// /dev/disk/by-id name (with or without the `/dev/disk/by-id/` prefix), its stable id as
+    /// `spindle disks` shows it (`file:/path` for loop devices), or a loop device's backing
+    /// file. Kernel names (`sda`, `/dev/sda`) never match: they change between boots.
+    pub fn is_named_by(&self, name: &str) -> bool {
+        let e = name.trim();
+        let bare = e.strip_prefix("/dev/disk/by-id/").unwrap_or(e);
+        !e.is_empty()
+            && (self.serial.as_deref() == Some(e)
+                || self.stable_id.as_deref() == Some(e)
+                || self.by_id.iter().any(|b| b == bare)
+                || self
+                    .backing_file
+                    .as_ref()
+                    .is_some_and(|f| f.as_os_str() == e))
+    }
+
     /// A short human id for tables and labels: the stable id without its by-id decoration.
     pub fn short_id(&self) -> String {
         let raw = self
