@@ -54,6 +54,48 @@ fn phase<'a>(
         .unwrap_or_else(|| panic!("no phase {name} on {target}"))
 }
 
+/// The tiny profile with OLTP runs of `secs` seconds, written into `dir`.
+fn tiny_with_oltp_time(dir: &Path, secs: u64) -> PathBuf {
+    let path = dir.join(format!("tiny-{secs}s.toml"));
+    let text = std::fs::read_to_string(tiny_profile())
+        .unwrap()
+        .replace("time = 2", &format!("time = {secs}"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Starts `spindle suite` on directory targets in the background.
+fn spawn_suite(targets: &[&Path], profile: &Path, out: &Path) -> std::process::Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_spindle"));
+    cmd.arg("suite");
+    for t in targets {
+        cmd.arg("--target").arg(t);
+    }
+    cmd.arg("--profile")
+        .arg(profile)
+        .arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (at most two minutes) until the bundle records phase `name` as finished.
+fn wait_for_phase(out: &Path, name: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
+        let seen = std::fs::read_to_string(out.join("results.json"))
+            .map(|t| t.contains(&format!("\"name\": \"{name}\"")))
+            .unwrap_or(false);
+        if seen {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
+}
+
 /// Tests of the tiny profile.
 const TINY: &[&str] = &[
     "fileio-seqwr-t2",
@@ -312,49 +354,20 @@ fn killing_the_server_mid_run_keeps_the_error_and_the_other_targets_results() {
     std::fs::create_dir(&t2).unwrap();
     let out = d.path().join("bundle");
     // A longer OLTP run on the first target gives the killer time to strike.
-    let profile = d.path().join("kill.toml");
-    let text = std::fs::read_to_string(tiny_profile())
-        .unwrap()
-        .replace("time = 2", "time = 8");
-    std::fs::write(&profile, text).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_spindle"))
-        .args([
-            "suite",
-            "--target",
-            t1.to_str().unwrap(),
-            "--target",
-            t2.to_str().unwrap(),
-        ])
-        .args([
-            "--profile",
-            profile.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the first target's read_write run is under way, then SIGKILL its server.
+    let profile = tiny_with_oltp_time(d.path(), 8);
+    let child = spawn_suite(&[&t1, &t2], &profile, &out);
+    // Once the first target's read_write run is under way, SIGKILL its server.
     let datadir = t1.join("spindle-work/mysql");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let mut killed = false;
-    while std::time::Instant::now() < deadline {
-        let running_rw = std::fs::read_to_string(out.join("results.json"))
-            .map(|t| t.contains("\"oltp-read_write-prepare\"") && t.contains("\"status\": \"ok\""))
-            .unwrap_or(false);
-        if running_rw {
-            if let Ok(st) = spindle::provision::mysqld::status(&datadir) {
-                if let (true, Some(pid)) = (st.running, st.pid) {
-                    std::thread::sleep(std::time::Duration::from_secs(2));
-                    // SAFETY: sending a signal to the server's pid.
-                    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-                    killed = true;
-                    break;
-                }
+    if wait_for_phase(&out, "oltp-read_write-prepare") {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        if let Ok(st) = spindle::provision::mysqld::status(&datadir) {
+            if let (true, Some(pid)) = (st.running, st.pid) {
+                // SAFETY: sending a signal to the server's pid.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                killed = true;
             }
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let o = child.wait_with_output().unwrap();
     assert!(killed, "never saw the server of the first target running");
@@ -420,39 +433,15 @@ fn sigterm_stops_cleanly_and_keeps_partial_results() {
     let target = d.path().join("scratch");
     std::fs::create_dir(&target).unwrap();
     let out = d.path().join("bundle");
-    let profile = d.path().join("long.toml");
-    let text = std::fs::read_to_string(tiny_profile())
-        .unwrap()
-        .replace("time = 2", "time = 60");
-    std::fs::write(&profile, text).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_spindle"))
-        .args(["suite", "--target", target.to_str().unwrap()])
-        .args([
-            "--profile",
-            profile.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait for the 60 s OLTP run to start, then send SIGTERM as systemd or `kill` would.
+    let profile = tiny_with_oltp_time(d.path(), 60);
+    let child = spawn_suite(&[&target], &profile, &out);
+    // Once the 60 s OLTP run has started, send SIGTERM as systemd or `kill` would.
     let datadir = target.join("spindle-work/mysql");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let mut sent = false;
-    while std::time::Instant::now() < deadline {
-        let in_run = std::fs::read_to_string(out.join("results.json"))
-            .map(|t| t.contains("\"oltp-read_write-prepare\""))
-            .unwrap_or(false);
-        if in_run {
-            std::thread::sleep(std::time::Duration::from_secs(2));
-            // SAFETY: signalling our own child.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-            sent = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+    let sent = wait_for_phase(&out, "oltp-read_write-prepare");
+    if sent {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     }
     let started = std::time::Instant::now();
     let o = child.wait_with_output().unwrap();
