@@ -15,6 +15,9 @@ have mkfs.vfat     || [ -x /usr/sbin/mkfs.vfat ] || need+=(dosfstools)
 have parted        || [ -x /usr/sbin/parted ] || need+=(parted)
 have sfdisk        || [ -x /usr/sbin/sfdisk ] || need+=(fdisk)
 have losetup       || [ -x /usr/sbin/losetup ] || need+=(mount)
+have mkfs.xfs      || [ -x /usr/sbin/mkfs.xfs ] || need+=(xfsprogs)
+have mkfs.btrfs    || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)
+have runuser       || [ -x /usr/sbin/runuser ] || need+=(util-linux)
 
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo

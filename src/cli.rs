@@ -18,9 +18,67 @@ pub enum Command {
     /// sysbench-compatible file I/O benchmark: `spindle fileio [options] prepare|run|cleanup`.
     Fileio(FileioArgs),
     /// sysbench-compatible OLTP: `spindle oltp <workload> [options] prepare|run|cleanup`.
-    Oltp(OltpArgs),
+    #[command(args_override_self = true)]
+    Oltp(Box<OltpArgs>),
     /// Manage a private MySQL-family server on a data directory: init, start, stop, status.
     Mysqld(MysqldArgs),
+    /// List block devices and say which ones can be benchmarked, and why not.
+    Disks(DisksArgs),
+    /// The appliance: LEDs, button, results stick, runs on button press (runs as root).
+    Daemon(DaemonArgs),
+    /// Check the status LEDs: `spindle leds test` shows every pattern in turn.
+    Leds(LedsArgs),
+    /// Ask the running daemon to start a run (like a short button press).
+    Start(ControlArgs),
+    /// Ask the running daemon to abort the run cleanly (like a long button press).
+    Abort(ControlArgs),
+    /// Run the whole suite (fileio, then OLTP on a private server) on every eligible disk or on
+    /// the given directories, and write one results bundle.
+    Suite(SuiteArgs),
+}
+
+/// `spindle suite`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  spindle suite --target /tmp/scratch --profile quick\n  spindle suite --profile standard          (every eligible USB3 disk; needs root)"
+)]
+pub struct SuiteArgs {
+    /// Benchmark this disk (/dev/sdX, kernel name, by-id name or serial); repeatable. Without
+    /// --disk and --target: every eligible disk.
+    #[arg(long, value_name = "DEV|ID")]
+    pub disk: Vec<String>,
+    /// Benchmark in this directory (no disk preparation); repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub target: Vec<std::path::PathBuf>,
+    /// Profile: quick, standard, reference, or a .toml file [default: from --config, else standard].
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
+    /// Configuration file (see config/spindle.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    /// Bundle directory [default: ./spindle-results/<host>-<timestamp>/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Read /sys, /proc and /dev under DIR (tests).
+    #[arg(long, value_name = "DIR", default_value = "/", hide = true)]
+    pub sysroot: std::path::PathBuf,
+    /// Show the plan and the disk verdicts, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `spindle disks`: discovery and classification of benchmark targets.
+#[derive(Debug, clap::Args)]
+pub struct DisksArgs {
+    /// Print the full facts and verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also list loop devices, RAM disks, dm/md devices and optical drives.
+    #[arg(long)]
+    pub all: bool,
+    /// Read /sys, /proc, /dev and /run under DIR instead of / (fixture trees, images).
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub sysroot: std::path::PathBuf,
 }
 
 /// Output format of a benchmark command.
@@ -185,6 +243,53 @@ pub enum MysqldFormatArg {
     Json,
 }
 
+/// `spindle daemon`.
+#[derive(Debug, clap::Args)]
+pub struct DaemonArgs {
+    /// Configuration file [default: /etc/spindle/spindle.toml, if it exists].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
+    /// Status backend, overriding `[status] backend`.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub status: Option<crate::config::appliance::IndicatorBackend>,
+    /// Start a run at boot, overriding `[appliance] autostart`.
+    #[arg(long)]
+    pub autostart: bool,
+}
+
+/// `spindle leds test`.
+#[derive(Debug, clap::Args)]
+pub struct LedsArgs {
+    /// What to do (only `test`: show every pattern in turn).
+    #[arg(value_enum)]
+    pub action: LedsAction,
+    /// Configuration file (for `[status]`) [default: /etc/spindle/spindle.toml, if it exists].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
+    /// Backend, overriding `[status] backend`.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<crate::config::appliance::IndicatorBackend>,
+    /// Seconds each pattern is shown.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub seconds: f64,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LedsAction {
+    Test,
+}
+
+/// `spindle start` / `spindle abort`.
+#[derive(Debug, clap::Args)]
+pub struct ControlArgs {
+    /// The daemon's control socket [default: `[appliance] control_socket`].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<std::path::PathBuf>,
+    /// Configuration file to read the socket path from.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
+}
+
 /// Parses `args` and runs the chosen subcommand; returns the exit code.
 pub fn run<I, T>(args: I) -> anyhow::Result<i32>
 where
@@ -202,8 +307,18 @@ where
     };
     match cli.command {
         Command::Fileio(a) => crate::cmd::fileio::run(a),
-        Command::Oltp(a) => crate::oltp::command::execute(&a),
+        Command::Oltp(a) => crate::cmd::oltp::execute(&a),
         Command::Mysqld(a) => crate::cmd::mysqld::run(a),
+        Command::Daemon(a) => crate::cmd::daemon::run(a),
+        Command::Leds(a) => crate::cmd::leds::run(a),
+        Command::Start(a) => {
+            crate::cmd::control::run(crate::appliance::daemon::ControlCommand::Start, a)
+        }
+        Command::Abort(a) => {
+            crate::cmd::control::run(crate::appliance::daemon::ControlCommand::Abort, a)
+        }
+        Command::Disks(a) => crate::disk::run_disks_command(&a.sysroot, a.json, a.all),
+        Command::Suite(a) => crate::cmd::suite::run(a),
     }
 }
 
@@ -349,7 +464,10 @@ pub struct OltpArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, default_value_t = 30.0)]
     pub reconnect_timeout: f64,
-    /// OS threads driving the connections (0 = min(threads, CPUs)).
+    /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
+    #[arg(long, hide = true)]
+    pub keep_write_wakeups: bool,
+    /// OS threads driving the connections (0 = one per connection).
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,
     /// Output format: text (sysbench's) or json (the result document).

@@ -1,1 +1,8 @@
-//! The appliance run plan, its pure state machine and the daemon loop (filled by the appliance issue).
+//! The appliance run: the plan (pure), the suite runner that executes it across targets, the
+//! pure state machine and the daemon loop that drives it from the button, the LEDs and the stick.
+
+pub mod daemon;
+pub mod plan;
+pub mod state;
+pub mod suite;
+pub mod targets;

@@ -16,13 +16,7 @@ struct Printer<'a> {
 impl RunObserver for Printer<'_> {
     fn interval(&self, s: &IntervalSample) {
         let line = text::fileio_interval_line(s, self.cfg);
-        if self.json {
-            eprintln!("{line}");
-        } else {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
+        super::emit(self.json, &line);
     }
 }
 

@@ -3,7 +3,11 @@
 //! Parsers here are pure (`parse_*(&str)`) so every accepted spelling is unit-tested; errors
 //! name the option and say what would be accepted.
 
+pub mod appliance;
 pub mod fileio;
+pub mod oltp;
+pub mod profile;
+pub mod spindle;
 
 use anyhow::bail;
 

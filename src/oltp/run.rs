@@ -1,7 +1,8 @@
 //! `run`: the event loop of sysbench 1.0 for OLTP scripts.
 //!
-//! Connections are spread over a few OS threads (min(threads, CPUs) by default), each driving
-//! its share with a single-threaded tokio runtime, so a query costs no cross-thread wake-up.
+//! Connections are spread over OS threads (one per connection by default, like sysbench; fewer
+//! with `client_threads`), each driving its share with a single-threaded tokio runtime, so a
+//! query costs no cross-thread wake-up.
 //! Every connection connects and prepares first; the clock starts when all are ready (sysbench's
 //! "Threads started!"). Per transaction the worker keeps its latency in its own
 //! [`LatencyRecorder`] and bumps a few relaxed atomics (counters, the interval histogram) that the
@@ -117,13 +118,13 @@ pub fn run(
 ) -> anyhow::Result<BenchResult> {
     cfg.validate()?;
     let threads = cfg.threads as usize;
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    // Default: one OS thread per connection, as sysbench. With fewer threads than connections
+    // the client gets a smaller share of the CPU it shares with the server's threads (the
+    // scheduler is fair per thread), which costs throughput on small machines.
     let os_threads = if cfg.client_threads > 0 {
         cfg.client_threads as usize
     } else {
-        cpus
+        threads
     }
     .clamp(1, threads);
     let seed = if cfg.rand.seed == 0 {
@@ -143,7 +144,7 @@ pub fn run(
         unique: UniqueSeq::new(seed),
         fatal: Mutex::new(None),
     });
-    let started_at = rfc3339_now();
+    let started_at = crate::report::now_rfc3339();
     let barrier = Arc::new(Barrier::new(os_threads + 1));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
@@ -230,6 +231,18 @@ pub fn run(
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    // The last tick often coincides with the end of a --time run (sysbench prints it too).
+    if cfg.report_interval_s > 0
+        && start.elapsed() + Duration::from_millis(50) >= interval * tick
+        && shared.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
+    {
+        let now = Instant::now();
+        let mut sample = interval_sample(&shared, &mut prev, prev_t, now, start, &mut scratch);
+        // The workers ran through this interval; they exited only at its very end.
+        sample.threads = cfg.threads;
+        observer.interval(&sample);
+        intervals.push(sample);
+    }
     let total_time_s = start.elapsed().as_secs_f64();
 
     let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
@@ -258,17 +271,15 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
+    let (rt, epfd) = match super::epoll::runtime_with_epoll() {
+        Ok(x) => x,
         Err(e) => {
             let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
             barrier.wait();
             return Vec::new();
         }
     };
+    let epfd = epfd.filter(|_| shared.cfg.skip_write_wakeups);
     let cfg = &shared.cfg;
     let sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(ids.len());
@@ -293,6 +304,9 @@ fn client_thread(
         }
         Ok(v)
     });
+    if let (Some(fd), Ok(_)) = (epfd, &sessions) {
+        super::epoll::drop_write_interest(fd);
+    }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
     let Ok(sessions) = sessions else {
@@ -310,6 +324,7 @@ fn client_thread(
                 s,
                 Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
                 shared,
+                epfd,
             ));
         }
         let mut outs = Vec::new();
@@ -351,7 +366,13 @@ async fn reconnect(shared: &Shared) -> Reconnect {
     }
 }
 
-async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shared>) -> WorkerOut {
+async fn worker(
+    idx: usize,
+    mut session: Session,
+    mut rng: Rng,
+    shared: Arc<Shared>,
+    epfd: Option<i32>,
+) -> WorkerOut {
     let cfg = &shared.cfg;
     let live = &shared.live[idx];
     let mut recorder = LatencyRecorder::new();
@@ -381,7 +402,16 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
                     *errors_by_code.entry(code).or_insert(0) += 1;
                     if let Err(e2) = session.rollback().await {
                         if let ErrorClass::Lost(c) = classify(&e2, &cfg.ignore_errors) {
-                            if !lost(&shared, live, &mut session, c, &e2, &mut errors_by_code).await
+                            if !lost(
+                                &shared,
+                                live,
+                                epfd,
+                                &mut session,
+                                c,
+                                &e2,
+                                &mut errors_by_code,
+                            )
+                            .await
                             {
                                 break 'events;
                             }
@@ -395,7 +425,17 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
                     }
                 }
                 ErrorClass::Lost(code) => {
-                    if !lost(&shared, live, &mut session, code, &e, &mut errors_by_code).await {
+                    if !lost(
+                        &shared,
+                        live,
+                        epfd,
+                        &mut session,
+                        code,
+                        &e,
+                        &mut errors_by_code,
+                    )
+                    .await
+                    {
                         break 'events;
                     }
                 }
@@ -434,6 +474,7 @@ async fn worker(idx: usize, mut session: Session, mut rng: Rng, shared: Arc<Shar
 async fn lost(
     shared: &Shared,
     live: &Live,
+    epfd: Option<i32>,
     session: &mut Session,
     code: u16,
     e: &mysql_async::Error,
@@ -444,6 +485,9 @@ async fn lost(
     match reconnect(shared).await {
         Reconnect::Done(s) => {
             *session = s;
+            if let Some(fd) = epfd {
+                super::epoll::drop_write_interest(fd);
+            }
             live.reconnects.fetch_add(1, Relaxed);
             true
         }
@@ -539,7 +583,7 @@ fn build_result(
     for o in &outs {
         merged.merge(&o.recorder);
         for (c, n) in &o.errors_by_code {
-            *errors_by_code.entry(*c).or_insert(0) += n;
+            *errors_by_code.entry(c.to_string()).or_insert(0) += n;
         }
         shares.push(ThreadShare {
             events: o.recorder.count(),
@@ -598,40 +642,5 @@ fn build_result(
         histogram: merged.histogram_data(),
         notes,
         error,
-    }
-}
-
-/// Current UTC time as RFC 3339 (seconds precision), without a date-time dependency.
-fn rfc3339_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn rfc3339_has_the_right_shape() {
-        let s = super::rfc3339_now();
-        assert_eq!(s.len(), 20, "{s}");
-        assert!(s.ends_with('Z') && s.as_bytes()[10] == b'T', "{s}");
     }
 }

@@ -1,3 +1,4 @@
 //! Disk preparation and the private mysqld: flavor detection, datadir init, my.cnf, lifecycle.
 
 pub mod mysqld;
+pub mod prepare;

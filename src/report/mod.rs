@@ -3,6 +3,7 @@
 
 pub mod model;
 pub mod oltp_text;
+pub mod suite;
 pub mod sysbench_text;
 pub mod write;
 

@@ -105,9 +105,9 @@ pub struct OltpCounters {
     pub qps: f64,
     pub ignored_errors_per_s: f64,
     pub reconnects_per_s: f64,
-    /// Ignored errors broken down by MySQL error code.
+    /// Ignored errors broken down by MySQL error code (the code as text: JSON keys are strings).
     #[serde(default)]
-    pub errors_by_code: std::collections::BTreeMap<u16, u64>,
+    pub errors_by_code: std::collections::BTreeMap<String, u64>,
 }
 
 /// TPC-C (tpcc-mysql model): per transaction type counts and TpmC.
@@ -234,6 +234,16 @@ pub fn rfc3339_from_unix(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn oltp_counters_with_error_codes_round_trip_through_json() {
+        let mut r = super::tests_support::sample_fileio_result();
+        let mut c = super::OltpCounters::default();
+        c.errors_by_code.insert("1213".into(), 3);
+        r.counters = super::Counters::Oltp(c);
+        let back = super::BenchResult::from_json(&r.to_json_pretty(), "test").unwrap();
+        assert_eq!(back, r);
+    }
+
     #[test]
     fn rfc3339_known_dates() {
         assert_eq!(super::rfc3339_from_unix(0), "1970-01-01T00:00:00Z");

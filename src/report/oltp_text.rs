@@ -3,7 +3,6 @@
 //! Threads fairness), with sysbench's labels, column widths and number formats.
 
 use super::model::{BenchResult, Counters, IntervalRates, IntervalSample};
-use crate::stats::SysbenchHistogram;
 use std::fmt::Write as _;
 
 /// The lines sysbench prints before the workers connect.
@@ -71,24 +70,7 @@ pub fn interval_line(sample: &IntervalSample, percentile: u32) -> String {
 
 /// sysbench's `--histogram` block (printed before the final report).
 pub fn histogram(result: &BenchResult) -> String {
-    let h = SysbenchHistogram::new();
-    let buckets = &result.histogram.sysbench_buckets;
-    let max = buckets.iter().map(|&(_, c)| c).max().unwrap_or(0).max(1);
-    let mut s = String::from("Latency histogram (values are in milliseconds)\n");
-    s.push_str("       value  ------------- distribution ------------- count\n");
-    let stars = "*".repeat(40);
-    for &(i, c) in buckets {
-        let width = ((c as f64 * 40.0 / max as f64) + 0.5).floor() as usize;
-        let _ = writeln!(
-            s,
-            "{:12.3} |{:<40} {}",
-            h.bucket_value_ms(i as usize),
-            &stars[..width.min(40)],
-            c
-        );
-    }
-    s.push_str(" \n");
-    s
+    super::sysbench_text::histogram_text(result)
 }
 
 /// The final report, from `SQL statistics:` to the blank line after `Threads fairness`.
@@ -121,47 +103,147 @@ pub fn final_report(result: &BenchResult) -> String {
             c.reconnects, c.reconnects_per_s
         );
     }
-    let l = &result.latency;
     s.push('\n');
-    s.push_str("General statistics:\n");
-    let _ = writeln!(
-        s,
-        "    total time:                          {:.4}s",
-        result.total_time_s
-    );
-    let _ = writeln!(
-        s,
-        "    total number of events:              {}",
-        result.events
-    );
-    s.push('\n');
-    s.push_str("Latency (ms):\n");
-    let _ = writeln!(s, "         min: {:39.2}", l.min_us / 1e3);
-    let _ = writeln!(s, "         avg: {:39.2}", l.avg_us / 1e3);
-    let _ = writeln!(s, "         max: {:39.2}", l.max_us / 1e3);
-    if l.sysbench_percentile > 0.0 {
-        let _ = writeln!(
-            s,
-            "        {:3}th percentile: {:27.2}",
-            l.sysbench_percentile as u32, l.sysbench_percentile_ms
-        );
-    } else {
-        s.push_str("         percentile stats:               disabled\n");
-    }
-    let _ = writeln!(s, "         sum: {:39.2}", l.sum_ms);
-    s.push('\n');
-    let f = &result.fairness;
-    s.push_str("Threads fairness:\n");
-    let _ = writeln!(
-        s,
-        "    events (avg/stddev):           {:.4}/{:3.2}",
-        f.events_avg, f.events_stddev
-    );
-    let _ = writeln!(
-        s,
-        "    execution time (avg/stddev):   {:.4}/{:3.2}",
-        f.exec_time_avg_s, f.exec_time_stddev_s
-    );
-    s.push('\n');
+    s.push_str(&super::sysbench_text::general_and_latency(result));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{
+        Fairness, HistogramData, HostInfo, LatencySummary, OltpCounters, ToolInfo, SCHEMA_VERSION,
+    };
+    use crate::stats::SysbenchHistogram;
+
+    /// sysbench 1.0.20's final report of `oltp_read_write --threads=2 --time=1`, byte for byte.
+    const SYSBENCH: &str = "SQL statistics:
+    queries performed:
+        read:                            44114
+        write:                           12604
+        other:                           6302
+        total:                           63020
+    transactions:                        3151   (3141.46 per sec.)
+    queries:                             63020  (62829.21 per sec.)
+    ignored errors:                      0      (0.00 per sec.)
+    reconnects:                          0      (0.00 per sec.)
+
+General statistics:
+    total time:                          1.0017s
+    total number of events:              3151
+
+Latency (ms):
+         min:                                    0.46
+         avg:                                    0.63
+         max:                                    5.83
+         95th percentile:                        0.86
+         sum:                                 1996.67
+
+Threads fairness:
+    events (avg/stddev):           1575.5000/53.50
+    execution time (avg/stddev):   0.9983/0.00
+
+";
+
+    fn result() -> BenchResult {
+        BenchResult {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::spindle("1.0"),
+            host: HostInfo::default(),
+            test: "oltp_read_write".into(),
+            started_at: String::new(),
+            options: serde_json::Value::Null,
+            threads: 2,
+            total_time_s: 1.0017,
+            events: 3151,
+            counters: Counters::Oltp(OltpCounters {
+                reads: 44114,
+                writes: 12604,
+                other: 6302,
+                queries: 63020,
+                transactions: 3151,
+                tps: 3141.46,
+                qps: 62829.21,
+                ..Default::default()
+            }),
+            latency: LatencySummary {
+                count: 3151,
+                min_us: 460.0,
+                avg_us: 630.0,
+                max_us: 5830.0,
+                sum_ms: 1996.67,
+                sysbench_percentile: 95.0,
+                sysbench_percentile_ms: 0.86,
+                ..Default::default()
+            },
+            intervals: vec![],
+            fairness: Fairness {
+                events_avg: 1575.5,
+                events_stddev: 53.5,
+                exec_time_avg_s: 0.9983,
+                exec_time_stddev_s: 0.0,
+                per_thread: vec![],
+            },
+            histogram: HistogramData::default(),
+            notes: vec![],
+            error: None,
+        }
+    }
+
+    #[test]
+    fn final_report_matches_sysbench_byte_for_byte() {
+        assert_eq!(final_report(&result()), SYSBENCH);
+    }
+
+    #[test]
+    fn disabled_percentile_and_interval_line() {
+        let mut r = result();
+        r.latency.sysbench_percentile = 0.0;
+        assert!(final_report(&r).contains("\n         percentile stats:               disabled\n"));
+        let s = IntervalSample {
+            time_s: 1.0004,
+            threads: 2,
+            events: 3253,
+            latency_pct_ms: 0.83,
+            latency_max_ms: 2.0,
+            rates: IntervalRates::Oltp {
+                tps: 3253.28,
+                qps: 65095.55,
+                reads_per_s: 45571.88,
+                writes_per_s: 13015.12,
+                other_per_s: 6508.56,
+                errors_per_s: 0.0,
+                reconnects_per_s: 0.0,
+            },
+        };
+        assert_eq!(
+            interval_line(&s, 95),
+            "[ 1s ] thds: 2 tps: 3253.28 qps: 65095.55 (r/w/o: 45571.88/13015.12/6508.56) \
+             lat (ms,95%): 0.83 err/s: 0.00 reconn/s: 0.00"
+        );
+    }
+
+    #[test]
+    fn histogram_rows_like_sysbench() {
+        let mut r = result();
+        let h = SysbenchHistogram::new();
+        let i = h.bucket_of(536_000) as u16; // ≈ 0.536 ms
+        r.histogram.sysbench_buckets = vec![(i - 3, 2), (i, 1432)];
+        let text = histogram(&r);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Latency histogram (values are in milliseconds)");
+        assert_eq!(
+            lines[1],
+            "       value  ------------- distribution ------------- count"
+        );
+        assert_eq!(
+            lines[2],
+            "       0.508 |                                         2"
+        );
+        assert_eq!(
+            lines[3],
+            "       0.536 |**************************************** 1432"
+        );
+        assert_eq!(lines[4], " ");
+    }
 }

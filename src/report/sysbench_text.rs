@@ -294,7 +294,8 @@ pub fn fileio_report(r: &BenchResult, cfg: &FileioConfig) -> String {
     s
 }
 
-/// sysbench 1.0's "General statistics", "Latency (ms)" and "Threads fairness" blocks.
+/// sysbench 1.0's "General statistics", "Latency (ms)" and "Threads fairness" blocks (fileio
+/// and OLTP share them), ending with sysbench's blank line.
 pub fn general_and_latency(r: &BenchResult) -> String {
     let mut s = String::new();
     let w = &mut s;
@@ -311,12 +312,11 @@ pub fn general_and_latency(r: &BenchResult) -> String {
     let _ = writeln!(w, "         avg: {:>39.2}", l.avg_us / 1e3);
     let _ = writeln!(w, "         max: {:>39.2}", l.max_us / 1e3);
     if l.sysbench_percentile > 0.0 {
-        let label = format!("{}th percentile:", pct_label(l.sysbench_percentile));
         let _ = writeln!(
             w,
-            "         {label} {:>width$.2}",
-            l.sysbench_percentile_ms,
-            width = 43 - label.len()
+            "        {:>3}th percentile: {:>27.2}",
+            pct_label(l.sysbench_percentile),
+            l.sysbench_percentile_ms
         );
     } else {
         let _ = writeln!(w, "         percentile stats:               disabled");
@@ -329,7 +329,7 @@ pub fn general_and_latency(r: &BenchResult) -> String {
 fn fairness_text(r: &BenchResult) -> String {
     let f = &r.fairness;
     format!(
-        "Threads fairness:\n    events (avg/stddev):           {:.4}/{:3.2}\n    execution time (avg/stddev):   {:.4}/{:3.2}\n",
+        "Threads fairness:\n    events (avg/stddev):           {:.4}/{:3.2}\n    execution time (avg/stddev):   {:.4}/{:3.2}\n\n",
         f.events_avg, f.events_stddev, f.exec_time_avg_s, f.exec_time_stddev_s
     )
 }

@@ -1,1 +1,8 @@
-//! The results stick: detection, atomic bundle copy, safe unmount (filled by the appliance issue).
+//! The results stick: detection, atomic bundle copy, safe unmount; and the runs directory on
+//! the SD card that keeps every run until a stick has it.
+
+pub mod runs;
+pub mod stick;
+
+pub use runs::{RunEntry, RunStore};
+pub use stick::{copy_pending, find_sticks, inspect, CopyReport, ResultsStick, StickInspection};

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# spindle oltp vs sysbench 1.0 OLTP against the same server, side by side.
+#
+# Starts one private server with `spindle mysqld`, times prepare of TABLES x TABLE_SIZE rows for
+# both tools at the same thread count, then runs both tools interleaved (A B A B ...) for each
+# workload and thread count over the unix socket, measuring client user+sys CPU and peak RSS with
+# /usr/bin/time -v. Prints medians: tps ratio, client CPU µs per query, peak RSS, prepare time.
+#
+# Environment (defaults keep the whole script to a few minutes):
+#   DURATION=5            seconds per run
+#   ROUNDS=2              A/B pairs per workload and thread count (medians are reported)
+#   THREADS="4 16"        client thread counts
+#   WORKLOADS="read_write read_only point_select write_only"
+#   TABLES=4 TABLE_SIZE=100000 PREPARE_THREADS=4 PREPARE_ROUNDS=1
+#   BUFFER_POOL=1G        innodb_buffer_pool_size of the benchmark server
+#   SPINDLE=target/release/spindle   (built with `cargo build --release` when missing)
+#   KEEP=1                keep the work directory (server stopped anyway)
+set -euo pipefail
+
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-2}
+THREADS=${THREADS:-"4 16"}
+WORKLOADS=${WORKLOADS:-"read_write read_only point_select write_only"}
+TABLES=${TABLES:-4}
+TABLE_SIZE=${TABLE_SIZE:-100000}
+PREPARE_THREADS=${PREPARE_THREADS:-4}
+PREPARE_ROUNDS=${PREPARE_ROUNDS:-1}
+BUFFER_POOL=${BUFFER_POOL:-1G}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SPINDLE=${SPINDLE:-$ROOT/target/release/spindle}
+
+need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
+need sysbench "apt install sysbench"
+need python3 "apt install python3"
+[ -x /usr/bin/time ] || { echo "missing /usr/bin/time: apt install time" >&2; exit 1; }
+if [ ! -x "$SPINDLE" ]; then
+  (cd "$ROOT" && cargo build --release)
+fi
+
+WORK=$(mktemp -d /tmp/spindle-bench.XXXXXX)
+chmod 755 "$WORK"
+DATADIR=$WORK/mysql
+RAW=$WORK/raw.tsv
+: >"$RAW"
+
+stop_server() {
+  "$SPINDLE" mysqld stop --datadir "$DATADIR" >/dev/null 2>&1 || true
+  if [ -z "${KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi
+}
+trap stop_server EXIT
+
+start_server() {
+  "$SPINDLE" mysqld init --datadir "$DATADIR" --buffer-pool-size "$BUFFER_POOL" >/dev/null
+  "$SPINDLE" mysqld start --datadir "$DATADIR" >/dev/null
+  CREDS=$(ls "$DATADIR".spindle/credentials.json)
+  SOCKET=$("$SPINDLE" mysqld status --datadir "$DATADIR" --format json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["socket"])')
+  USER_=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("user","sbtest"))' "$CREDS")
+  PASS=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["password"])' "$CREDS")
+  DB=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("database","sbtest"))' "$CREDS")
+}
+
+# Common sysbench-style options; both tools take the same ones.
+opts() {
+  echo "--mysql-socket=$SOCKET --mysql-user=$USER_ --mysql-password=$PASS --mysql-db=$DB" \
+    "--tables=$TABLES --table-size=$TABLE_SIZE"
+}
+
+# measure TOOL KIND WORKLOAD THREADS -- command...: runs it under /usr/bin/time -v and appends
+# tool kind workload threads wall_s user_s sys_s rss_kb tps queries to $RAW.
+measure() {
+  local tool=$1 kind=$2 workload=$3 threads=$4
+  shift 5
+  local out=$WORK/out.txt tv=$WORK/time.txt start end
+  start=$(date +%s.%N)
+  /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
+  end=$(date +%s.%N)
+  python3 - "$tool" "$kind" "$workload" "$threads" "$start" "$end" "$out" "$tv" >>"$RAW" <<'EOF'
+import re, sys
+tool, kind, wl, th, start, end, out, tv = sys.argv[1:]
+o = open(out).read(); t = open(tv).read()
+def f(pat, text, default="0"):
+    m = re.search(pat, text)
+    return m.group(1) if m else default
+user = f(r"User time \(seconds\): ([\d.]+)", t)
+sys_ = f(r"System time \(seconds\): ([\d.]+)", t)
+rss = f(r"Maximum resident set size \(kbytes\): (\d+)", t)
+tps = f(r"transactions:\s+\d+\s+\(([\d.]+) per sec", o)
+q = f(r"queries:\s+(\d+)\s+\(", o)
+print("\t".join([tool, kind, wl, th, "%.3f" % (float(end) - float(start)), user, sys_, rss, tps, q]))
+EOF
+}
+
+start_server
+echo "server: $("$SPINDLE" mysqld status --datadir "$DATADIR" | head -3 | tr '\n' ' ')" >&2
+
+# --- prepare: both tools, same thread count; the last prepare leaves the tables for the runs.
+for r in $(seq "$PREPARE_ROUNDS"); do
+  for tool in sysbench spindle; do
+    if [ "$tool" = spindle ]; then
+      "$SPINDLE" oltp read_write $(opts) cleanup >/dev/null
+      measure spindle prepare read_write "$PREPARE_THREADS" -- \
+        "$SPINDLE" oltp read_write $(opts) --threads="$PREPARE_THREADS" prepare
+    else
+      sysbench oltp_read_write $(opts) cleanup >/dev/null
+      measure sysbench prepare read_write "$PREPARE_THREADS" -- \
+        sysbench oltp_read_write $(opts) --threads="$PREPARE_THREADS" prepare
+    fi
+    echo "prepare $tool: $(tail -1 "$RAW" | cut -f5) s" >&2
+  done
+done
+
+# --- runs: A B A B per workload and thread count.
+for th in $THREADS; do
+  for wl in $WORKLOADS; do
+    for r in $(seq "$ROUNDS"); do
+      measure spindle run "$wl" "$th" -- \
+        "$SPINDLE" oltp "$wl" $(opts) --threads="$th" --time="$DURATION" run
+      measure sysbench run "$wl" "$th" -- \
+        sysbench "oltp_$wl" $(opts) --threads="$th" --time="$DURATION" run
+      echo "$wl t=$th round $r: spindle $(tail -2 "$RAW" | head -1 | cut -f9) tps," \
+        "sysbench $(tail -1 "$RAW" | cut -f9) tps" >&2
+    done
+  done
+done
+
+# --- summary (medians).
+python3 - "$RAW" "$TABLES" "$TABLE_SIZE" "$PREPARE_THREADS" "$DURATION" "$ROUNDS" <<'EOF'
+import sys, statistics as st
+raw, tables, size, pth, dur, rounds = sys.argv[1:]
+rows = [l.rstrip("\n").split("\t") for l in open(raw) if l.strip()]
+def med(xs): return st.median(xs) if xs else float("nan")
+print(f"\nspindle oltp vs sysbench 1.0.20, same server, unix socket; {dur} s runs, "
+      f"{rounds} interleaved rounds, medians; tables={tables} table-size={size}\n")
+print("| workload | threads | tps spindle | tps sysbench | tps ratio | CPU µs/query spindle | "
+      "CPU µs/query sysbench | peak RSS spindle | peak RSS sysbench |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+keys = []
+for r in rows:
+    if r[1] == "run" and (r[2], r[3]) not in keys:
+        keys.append((r[2], r[3]))
+for wl, th in keys:
+    def pick(tool):
+        return [r for r in rows if r[0] == tool and r[1] == "run" and r[2] == wl and r[3] == th]
+    def stats(tool):
+        rs = pick(tool)
+        tps = med([float(r[8]) for r in rs])
+        cpu = med([(float(r[5]) + float(r[6])) * 1e6 / max(1, int(r[9])) for r in rs])
+        rss = med([int(r[7]) / 1024 for r in rs])
+        return tps, cpu, rss
+    a, b = stats("spindle"), stats("sysbench")
+    print(f"| {wl} | {th} | {a[0]:.0f} | {b[0]:.0f} | {a[0]/b[0]:.2f} | {a[1]:.1f} | {b[1]:.1f} | "
+          f"{a[2]:.1f} MiB | {b[2]:.1f} MiB |")
+prep = {t: med([float(r[4]) for r in rows if r[0] == t and r[1] == "prepare"]) for t in ("spindle", "sysbench")}
+print(f"\nprepare {tables}x{size} rows, {pth} threads: spindle {prep['spindle']:.1f} s, "
+      f"sysbench {prep['sysbench']:.1f} s (ratio {prep['spindle']/prep['sysbench']:.2f})")
+EOF

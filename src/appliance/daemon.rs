@@ -1,0 +1,821 @@
+//! `spindle daemon`: the loop that turns the button, the control socket, sysfs polling (disks,
+//! the results stick), the run thread and signals into [`Event`]s for the state machine, and
+//! carries out its [`Action`]s (LEDs, starting and aborting runs, copying to the stick).
+//!
+//! The suite runs behind [`RunLauncher`] so the loop is tested with a fake run; the real one is
+//! [`SuiteLauncher`]. Disks are not polled while a run is in progress (reading their first and
+//! last MiB would disturb the measurement); sticks inserted or pulled meanwhile are seen when it
+//! ends. Logs go to stderr.
+
+use super::state::{self, Action, Event, RunOutcome, State};
+use super::suite::{run_suite, SuiteObserver, SuiteOptions, TargetSpec};
+use super::targets::{candidates, plan_disks, prepare_disks, release_disks};
+use crate::config::appliance::{ApplianceSettings, StickOverrides};
+use crate::config::profile::Profile;
+use crate::disk::{Disk, DiskPolicy};
+use crate::provision::prepare::Preparation;
+use crate::report::suite::Skipped;
+use crate::sink::{self, CopyReport, ResultsStick, RunStore};
+use crate::status::{Indicator, Phase};
+use crate::sys::{CommandRunner, SysRoot};
+use anyhow::Context;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Everything a run needs from the daemon.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub run_id: String,
+    /// The bundle directory on the SD card.
+    pub out_dir: PathBuf,
+    /// Scratch space for mount points (outside the bundle).
+    pub work_dir: PathBuf,
+    /// Profile name or path.
+    pub profile: String,
+    /// Disk policy with the stick's `erase` list merged in.
+    pub disks: DiskPolicy,
+    /// Kernel name of the results stick's disk, if one is plugged in (never a target).
+    pub stick_disk: Option<String>,
+    pub settings: ApplianceSettings,
+}
+
+/// Runs one suite. Blocks until it ends or `stop` is set; reports progress to `observer`.
+pub trait RunLauncher: Send + Sync {
+    fn launch(
+        &self,
+        req: &RunRequest,
+        observer: &dyn SuiteObserver,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<RunOutcome>;
+}
+
+/// The disks a run would use now, with what would be done to each, and the disks left out
+/// and why: the [`candidates`] (`[appliance] disks` when set, else every disk) that `policy`
+/// allows, never the results stick (the disk named `stick`).
+pub fn eligible_targets(
+    settings: &ApplianceSettings,
+    policy: &DiskPolicy,
+    scanned: &[Disk],
+    stick: Option<&str>,
+) -> (Vec<(Disk, Preparation)>, Vec<Skipped>, DiskPolicy) {
+    let (found, policy) = candidates(scanned, &settings.appliance.disks, policy);
+    let (planned, skipped) = plan_disks(found, &policy, stick);
+    (planned, skipped, policy)
+}
+
+/// Counts the disks a run would use among `scanned` (every block device), or the existing
+/// configured directories.
+fn count_targets(
+    settings: &ApplianceSettings,
+    policy: &DiskPolicy,
+    scanned: &[Disk],
+    stick: Option<&str>,
+) -> usize {
+    if !settings.appliance.targets.is_empty() {
+        return settings
+            .appliance
+            .targets
+            .iter()
+            .filter(|d| d.is_dir())
+            .count();
+    }
+    eligible_targets(settings, policy, scanned, stick).0.len()
+}
+
+/// The real launcher: prepares the eligible disks (or uses the configured directories), runs
+/// [`run_suite`], releases the disks.
+pub struct SuiteLauncher;
+
+impl RunLauncher for SuiteLauncher {
+    fn launch(
+        &self,
+        req: &RunRequest,
+        observer: &dyn SuiteObserver,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<RunOutcome> {
+        let profile = Profile::load(&req.profile)?;
+        let runner = CommandRunner::new();
+        let mut targets = Vec::new();
+        let mut skipped = Vec::new();
+        let mut guards = Vec::new();
+        if req.settings.appliance.targets.is_empty() {
+            let root = SysRoot::new(&req.settings.appliance.sysroot);
+            let scanned = crate::disk::scan_all(&root)?;
+            let (planned, left_out, policy) = eligible_targets(
+                &req.settings,
+                &req.disks,
+                &scanned,
+                req.stick_disk.as_deref(),
+            );
+            for name in &req.settings.appliance.disks {
+                if !scanned.iter().any(|d| d.is_named_by(name)) {
+                    observer.message(&format!("[appliance] disks: {name} is not plugged in"));
+                }
+            }
+            skipped = left_out;
+            let prepared = prepare_disks(planned, &policy, &req.work_dir, &runner, observer);
+            targets = prepared.targets;
+            skipped.extend(prepared.skipped);
+            guards = prepared.guards;
+        } else {
+            for (i, dir) in req.settings.appliance.targets.iter().enumerate() {
+                targets.push(TargetSpec::directory(&format!("dir{}", i + 1), dir));
+            }
+        }
+        if targets.is_empty() {
+            for s in &skipped {
+                observer.message(&format!("{} ({}): {}", s.device, s.id, s.reason));
+            }
+            anyhow::bail!("no target could be prepared");
+        }
+        let opts = SuiteOptions {
+            profile,
+            targets,
+            skipped,
+            out_dir: req.out_dir.clone(),
+            run_id: req.run_id.clone(),
+            sysroot: req.settings.appliance.sysroot.clone(),
+            mysqld: Some(&req.settings.config.mysqld.binary)
+                .filter(|b| !b.is_empty())
+                .map(PathBuf::from),
+            flavor: req.settings.config.mysqld.flavor.parse().ok(),
+            sample_interval: Duration::from_secs(5),
+        };
+        let result = run_suite(&opts, observer, stop);
+        release_disks(guards, observer);
+        let result = result?;
+        Ok(match result.status.as_str() {
+            "aborted" => RunOutcome::Aborted,
+            _ => RunOutcome::Completed {
+                failed_phases: result
+                    .targets
+                    .iter()
+                    .flat_map(|t| &t.phases)
+                    .filter(|p| p.status == "failed")
+                    .count(),
+            },
+        })
+    }
+}
+
+/// Removes `dir` and its subdirectories if they are all empty. Never removes a file, so a
+/// mount point left mounted (a failed release) keeps its contents.
+fn remove_empty_dirs(dir: &Path) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// A request from `spindle start|abort|status` on the control socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlCommand {
+    Start,
+    Abort,
+    Status,
+}
+
+impl ControlCommand {
+    pub fn parse(word: &str) -> Option<Self> {
+        match word.trim() {
+            "start" => Some(ControlCommand::Start),
+            "abort" => Some(ControlCommand::Abort),
+            "status" => Some(ControlCommand::Status),
+            _ => None,
+        }
+    }
+}
+
+enum Msg {
+    Event(Event),
+    Control(ControlCommand, Sender<String>),
+    RunDone(Result<RunOutcome, String>),
+    /// A copy ended; the number tells stale reports (of a copy superseded by a re-insert) apart.
+    CopyDone(u64, CopyReport),
+}
+
+/// Sends suite progress into the loop.
+struct Observer(Sender<Msg>);
+
+impl SuiteObserver for Observer {
+    fn phase_started(&self, target: &str, phase: &str, index: usize, total: usize, _eta: u64) {
+        eprintln!("spindle: [{index}/{total}] {target}: {phase}");
+        if phase.starts_with("system-state") {
+            return; // bookkeeping, not a phase a person needs to see
+        }
+        let _ = self.0.send(Msg::Event(Event::PhaseStarted {
+            phase: Phase::from_name(phase),
+        }));
+    }
+    fn phase_finished(&self, target: &str, phase: &str, ok: bool) {
+        if !ok {
+            eprintln!("spindle: {target}: {phase} failed");
+        }
+        let _ = self.0.send(Msg::Event(Event::PhaseFinished { ok }));
+    }
+    fn message(&self, line: &str) {
+        eprintln!("spindle: {line}");
+    }
+}
+
+/// Creates the socket's directory (0700 when spindle creates it), removes a stale socket,
+/// binds, and makes the socket 0600.
+fn bind_control(path: &Path) -> anyhow::Result<UnixListener> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("could not create '{}'", dir.display()))?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            anyhow::bail!(
+                "another spindle daemon is listening on '{}' (stop it first)",
+                path.display()
+            );
+        }
+        std::fs::remove_file(path)
+            .with_context(|| format!("could not remove the stale socket '{}'", path.display()))?;
+    }
+    let l = UnixListener::bind(path).with_context(|| {
+        format!(
+            "[appliance] control_socket: could not listen on '{}'",
+            path.display()
+        )
+    })?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(l)
+}
+
+fn serve_control(listener: UnixListener, tx: Sender<Msg>, quit: Arc<AtomicBool>) {
+    listener.set_nonblocking(true).ok();
+    while !quit.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false).ok();
+                stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+                let mut line = String::new();
+                let mut reader = BufReader::new(&stream);
+                let reply = match reader.read_line(&mut line) {
+                    Ok(_) => match ControlCommand::parse(&line) {
+                        Some(cmd) => {
+                            let (rtx, rrx) = mpsc::channel();
+                            if tx.send(Msg::Control(cmd, rtx)).is_err() {
+                                "refused: the daemon is stopping".to_string()
+                            } else {
+                                rrx.recv_timeout(Duration::from_secs(10))
+                                    .unwrap_or_else(|_| "refused: the daemon did not answer".into())
+                            }
+                        }
+                        None => format!(
+                            "refused: unknown command '{}' (use start, abort or status)",
+                            line.trim()
+                        ),
+                    },
+                    Err(e) => format!("refused: could not read the request: {e}"),
+                };
+                let mut w = &stream;
+                let _ = writeln!(w, "{reply}");
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => {
+                eprintln!("spindle: control socket: {e}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    }
+}
+
+/// Sends `cmd` to a running daemon and returns its answer.
+pub fn send_control(socket: &Path, cmd: ControlCommand) -> anyhow::Result<String> {
+    let word = match cmd {
+        ControlCommand::Start => "start",
+        ControlCommand::Abort => "abort",
+        ControlCommand::Status => "status",
+    };
+    let mut s = UnixStream::connect(socket).with_context(|| {
+        format!(
+            "could not reach the spindle daemon at '{}' (is `spindle daemon` running? are you root?)",
+            socket.display()
+        )
+    })?;
+    s.set_read_timeout(Some(Duration::from_secs(15)))?;
+    writeln!(s, "{word}")?;
+    let mut answer = String::new();
+    BufReader::new(&s).read_line(&mut answer)?;
+    Ok(answer.trim().to_string())
+}
+
+/// What the daemon needs besides its settings.
+pub struct DaemonDeps {
+    pub indicator: Box<dyn Indicator>,
+    pub launcher: Arc<dyn RunLauncher>,
+    /// Read the GPIO button (`[button] enabled`).
+    pub gpio_button: bool,
+}
+
+struct Daemon {
+    settings: ApplianceSettings,
+    store: RunStore,
+    indicator: Box<dyn Indicator>,
+    launcher: Arc<dyn RunLauncher>,
+    tx: Sender<Msg>,
+    state: State,
+    stick: Option<ResultsStick>,
+    overrides: Option<StickOverrides>,
+    run_stop: Arc<AtomicBool>,
+    run_thread: Option<std::thread::JoinHandle<()>>,
+    copy_thread: Option<std::thread::JoinHandle<()>>,
+    disks: usize,
+    runner: CommandRunner,
+    /// Unlabelled FAT/exFAT filesystems already looked at for a `spindle/` folder.
+    probed: std::collections::HashMap<String, bool>,
+    /// Number of the latest copy started.
+    copy_gen: u64,
+}
+
+impl Daemon {
+    fn policy(&self) -> DiskPolicy {
+        let mut p = self.settings.config.disks.clone();
+        p.stick_label = self.settings.stick.label.clone();
+        if let Some(extra) = self.overrides.as_ref().and_then(|o| o.erase.clone()) {
+            p.erase.extend(extra);
+        }
+        p
+    }
+
+    /// Feeds one event to the state machine and performs the actions; returns them.
+    fn handle(&mut self, ev: Event) -> Vec<Action> {
+        let (next, actions) = state::step(self.state, ev.clone());
+        if next != self.state {
+            eprintln!("spindle: {ev:?}: {:?} -> {:?}", self.state.mode, next.mode);
+        }
+        self.state = next;
+        for a in &actions {
+            match a {
+                Action::Show(p) => self.indicator.show(*p),
+                Action::StartRun => self.start_run(),
+                Action::AbortRun => {
+                    eprintln!(
+                        "spindle: aborting the run (servers are stopped, partial results kept)"
+                    );
+                    self.run_stop.store(true, Ordering::SeqCst);
+                }
+                Action::CopyToStick => self.start_copy(),
+                Action::Refuse(why) => eprintln!("spindle: {why}"),
+                Action::Exit => {}
+            }
+        }
+        actions
+    }
+
+    fn start_run(&mut self) {
+        let run = match self
+            .store
+            .create_run(&crate::sys::HostInfo::collect().hostname)
+        {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("spindle: {e:#}");
+                let tx = self.tx.clone();
+                let _ = tx.send(Msg::RunDone(Err(format!("{e:#}"))));
+                return;
+            }
+        };
+        let profile = self
+            .overrides
+            .as_ref()
+            .and_then(|o| o.profile.clone())
+            .unwrap_or_else(|| self.settings.config.suite.profile.clone());
+        let req = RunRequest {
+            run_id: run.id.clone(),
+            out_dir: run.dir.clone(),
+            work_dir: self.store.dir().join(".work").join(&run.id),
+            profile,
+            disks: self.policy(),
+            stick_disk: self.stick.as_ref().map(|s| s.disk.clone()),
+            settings: self.settings.clone(),
+        };
+        eprintln!("spindle: starting run {} (profile {})", run.id, req.profile);
+        self.run_stop.store(false, Ordering::SeqCst);
+        let stop = self.run_stop.clone();
+        let launcher = self.launcher.clone();
+        let tx = self.tx.clone();
+        self.run_thread = Some(std::thread::spawn(move || {
+            let obs = Observer(tx.clone());
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                launcher.launch(&req, &obs, &stop)
+            }))
+            .unwrap_or_else(|_| {
+                Err(anyhow::anyhow!(
+                    "the run crashed (a bug in spindle; see the log)"
+                ))
+            });
+            if let Err(e) = &r {
+                let text = format!("The run could not be carried out:\n{e:#}\n");
+                let _ = crate::report::write::write_atomic(
+                    &req.out_dir.join("ERROR.txt"),
+                    text.as_bytes(),
+                );
+            }
+            remove_empty_dirs(&req.work_dir);
+            let _ = tx.send(Msg::RunDone(r.map_err(|e| format!("{e:#}"))));
+        }));
+    }
+
+    fn start_copy(&mut self) {
+        if let Some(t) = self.copy_thread.take() {
+            let _ = t.join();
+        }
+        self.copy_gen += 1;
+        let gen = self.copy_gen;
+        let Some(stick) = self.stick.clone() else {
+            let _ = self.tx.send(Msg::CopyDone(
+                gen,
+                CopyReport {
+                    remaining: self.store.pending().len(),
+                    problem: Some(crate::status::StickProblem::NotFound),
+                    ..CopyReport::default()
+                },
+            ));
+            return;
+        };
+        let (store, cfg, runner, tx) = (
+            self.store.clone(),
+            self.settings.stick.clone(),
+            self.runner.clone(),
+            self.tx.clone(),
+        );
+        self.copy_thread = Some(std::thread::spawn(move || {
+            let r = sink::copy_pending(&stick, &store, &cfg, &runner);
+            let _ = tx.send(Msg::CopyDone(gen, r));
+        }));
+    }
+
+    /// Polls sticks and disks (not while a run is in progress: reading the disks' first and
+    /// last MiB would disturb the measurement) and emits change events. One sysfs scan serves
+    /// both.
+    fn poll(&mut self) {
+        if matches!(self.state.mode, state::Mode::Running { .. }) {
+            return;
+        }
+        let Some(scanned) = self.scan() else { return };
+        self.update_stick(&scanned);
+        if self.state.stick != state::Stick::Copying {
+            let stick = self.stick.as_ref().map(|s| s.disk.clone());
+            let n = count_targets(&self.settings, &self.policy(), &scanned, stick.as_deref());
+            if n != self.disks {
+                self.disks = n;
+                self.handle(Event::DisksChanged { disks: n });
+            }
+        }
+    }
+
+    fn scan(&self) -> Option<Vec<Disk>> {
+        let root = SysRoot::new(&self.settings.appliance.sysroot);
+        match crate::disk::scan_all(&root) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                eprintln!("spindle: disk scan failed: {e:#}");
+                None
+            }
+        }
+    }
+
+    /// Looks for the results stick only and emits inserted/removed events.
+    fn poll_sticks(&mut self) {
+        if let Some(scanned) = self.scan() {
+            self.update_stick(&scanned);
+        }
+    }
+
+    fn update_stick(&mut self, scanned: &[Disk]) {
+        let root = SysRoot::new(&self.settings.appliance.sysroot);
+        let probe_dir = {
+            let mut p = self.settings.stick.mount_dir.clone().into_os_string();
+            p.push("-probe");
+            PathBuf::from(p)
+        };
+        let (cache, runner) = (&mut self.probed, &self.runner);
+        let mut seen = Vec::new();
+        let found = sink::stick::sticks_among(scanned, &root, &self.settings.stick, &mut |s| {
+            let key = format!("{} {} {:?}", s.device.display(), s.fs_type, s.label);
+            seen.push(key.clone());
+            *cache
+                .entry(key)
+                .or_insert_with(|| sink::stick::probe_marker(s, &probe_dir, runner))
+        })
+        .into_iter()
+        .next();
+        // forget filesystems that went away, so a re-inserted stick is looked at again
+        self.probed.retain(|k, _| seen.contains(k));
+        let same = |a: &ResultsStick, b: &ResultsStick| a.device == b.device && a.label == b.label;
+        match (&self.stick, found) {
+            (None, Some(s)) => self.stick_inserted(s),
+            (Some(old), Some(s)) if !same(old, &s) => {
+                self.stick_removed();
+                self.stick_inserted(s);
+            }
+            (Some(_), None) => self.stick_removed(),
+            _ => {}
+        }
+    }
+
+    fn stick_inserted(&mut self, s: ResultsStick) {
+        eprintln!(
+            "spindle: results stick {} ({}, {}) inserted",
+            s.name(),
+            s.device.display(),
+            s.fs_type
+        );
+        let ins = sink::inspect(&s, &self.settings.stick, &self.runner);
+        self.overrides = ins.overrides;
+        self.stick = Some(s);
+        self.handle(Event::StickInserted {
+            config_ok: ins.config_error.is_none(),
+        });
+    }
+
+    fn stick_removed(&mut self) {
+        eprintln!("spindle: results stick removed");
+        self.stick = None;
+        self.overrides = None;
+        self.handle(Event::StickRemoved);
+    }
+
+    fn control(&mut self, cmd: ControlCommand) -> String {
+        let ev = match cmd {
+            ControlCommand::Start => Event::StartRequested,
+            ControlCommand::Abort => Event::AbortRequested,
+            ControlCommand::Status => {
+                return format!(
+                    "ok: {} (disks {}, runs waiting for a stick {})",
+                    state::pattern(&self.state),
+                    self.state.disks,
+                    self.state.pending
+                )
+            }
+        };
+        let acts = self.handle(ev);
+        if let Some(Action::Refuse(why)) = acts.iter().find(|a| matches!(a, Action::Refuse(_))) {
+            return format!("refused: {why}");
+        }
+        if acts.contains(&Action::StartRun) {
+            return "ok: run started".into();
+        }
+        if acts.contains(&Action::AbortRun) {
+            return "ok: aborting the run".into();
+        }
+        "ok".into()
+    }
+}
+
+/// Runs the daemon until `stop` is set (SIGTERM/SIGINT); a run in progress is aborted cleanly
+/// first. The indicator is dark when this returns.
+pub fn run_daemon(
+    settings: ApplianceSettings,
+    deps: DaemonDeps,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    settings.validate()?;
+    let store = RunStore::open(&settings.appliance.runs_dir)?;
+    for id in store.recover_interrupted() {
+        eprintln!("spindle: run {id} was interrupted (power loss or crash); it is kept and will be copied to the stick");
+    }
+    sink::stick::clear_stale_mount(&settings.stick.mount_dir, &CommandRunner::new());
+    let (tx, rx): (Sender<Msg>, Receiver<Msg>) = mpsc::channel();
+    let listener = bind_control(&settings.appliance.control_socket)?;
+    let quit = Arc::new(AtomicBool::new(false));
+    let control_thread = {
+        let (tx, quit) = (tx.clone(), quit.clone());
+        std::thread::spawn(move || serve_control(listener, tx, quit))
+    };
+    let _button = if deps.gpio_button {
+        let b = &settings.button;
+        let tx = tx.clone();
+        match crate::status::gpio::GpioButton::start(
+            b.pin,
+            Duration::from_millis(b.debounce_ms),
+            Duration::from_millis(b.long_press_ms),
+            move |p| {
+                let ev = match p {
+                    crate::status::Press::Short => Event::ButtonShort,
+                    crate::status::Press::Long => Event::ButtonLong,
+                };
+                let _ = tx.send(Msg::Event(ev));
+            },
+        ) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("spindle: button: {e}; use `spindle start` / `spindle abort`");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut d = Daemon {
+        store,
+        indicator: deps.indicator,
+        launcher: deps.launcher,
+        tx,
+        state: State::default(),
+        stick: None,
+        overrides: None,
+        run_stop: Arc::new(AtomicBool::new(false)),
+        run_thread: None,
+        copy_thread: None,
+        disks: 0,
+        runner: CommandRunner::new(),
+        probed: Default::default(),
+        copy_gen: 0,
+        settings,
+    };
+    eprintln!(
+        "spindle: daemon started (status: {}, runs in {}, control socket {})",
+        d.indicator.backend(),
+        d.store.dir().display(),
+        d.settings.appliance.control_socket.display()
+    );
+    d.indicator.show(crate::status::Pattern::Booting);
+    d.poll();
+    let autostart = d.settings.appliance.autostart
+        || d.overrides
+            .as_ref()
+            .and_then(|o| o.autostart)
+            .unwrap_or(false);
+    let pending = d.store.pending().len();
+    d.handle(Event::Booted {
+        disks: d.disks,
+        pending,
+        autostart,
+    });
+    let poll_every = Duration::from_millis(d.settings.appliance.poll_interval_ms);
+    let mut last_poll = Instant::now();
+    let mut exiting = false;
+    loop {
+        if stop.load(Ordering::SeqCst) && !exiting {
+            eprintln!("spindle: signal received, stopping");
+            d.handle(Event::Signal);
+            exiting = true;
+        }
+        let running = d.run_thread.is_some();
+        let copying = d.state.stick == state::Stick::Copying;
+        if exiting && !running && !copying {
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Msg::Event(ev)) => {
+                d.handle(ev);
+            }
+            Ok(Msg::Control(cmd, reply)) => {
+                let answer = if exiting {
+                    "refused: the daemon is stopping".to_string()
+                } else {
+                    d.control(cmd)
+                };
+                let _ = reply.send(answer);
+            }
+            Ok(Msg::RunDone(r)) => {
+                if let Some(t) = d.run_thread.take() {
+                    let _ = t.join();
+                }
+                let outcome = match r {
+                    Ok(o) => o,
+                    Err(e) => {
+                        eprintln!("spindle: the run failed: {e}");
+                        RunOutcome::Failed
+                    }
+                };
+                eprintln!("spindle: run ended: {outcome:?}");
+                // Sticks were not polled during the run: see what is plugged in now, so
+                // results never go to a stick that was pulled meanwhile.
+                d.poll_sticks();
+                d.handle(Event::RunFinished { outcome });
+                last_poll = Instant::now() - poll_every; // look for sticks right away
+            }
+            Ok(Msg::CopyDone(gen, r)) => {
+                if gen != d.copy_gen {
+                    eprintln!("spindle: a superseded copy ended: {:?}", r.error);
+                    continue;
+                }
+                if let Some(t) = d.copy_thread.take() {
+                    let _ = t.join();
+                }
+                if let Some(e) = &r.error {
+                    eprintln!("spindle: copying to the stick stopped: {e}");
+                }
+                for id in d.store.prune(d.settings.appliance.keep_copied_runs) {
+                    eprintln!("spindle: deleted run {id} from the SD card (it is on a stick)");
+                }
+                d.handle(Event::CopyFinished {
+                    remaining: r.remaining,
+                    problem: r.problem,
+                });
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if !exiting && last_poll.elapsed() >= poll_every {
+            last_poll = Instant::now();
+            d.poll();
+        }
+    }
+    quit.store(true, Ordering::SeqCst);
+    let _ = control_thread.join();
+    let _ = std::fs::remove_file(&d.settings.appliance.control_socket);
+    d.indicator.shutdown();
+    eprintln!("spindle: daemon stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    #[test]
+    fn one_scan_counts_disks_and_finds_the_stick() {
+        let mut settings = ApplianceSettings::default();
+        settings.appliance.sysroot = fixture("pi4-stick");
+        let root = SysRoot::new(&settings.appliance.sysroot);
+        let scanned = crate::disk::scan_all(&root).unwrap();
+        let policy = settings.config.disks.clone();
+        // sda is blank and eligible; sdb is the stick, sdc too small, mmcblk0 the boot card
+        assert_eq!(count_targets(&settings, &policy, &scanned, None), 1);
+        // the disk holding the current stick never counts, even if the policy would take it
+        assert_eq!(count_targets(&settings, &policy, &scanned, Some("sda")), 0);
+        let sticks = sink::stick::sticks_among(&scanned, &root, &settings.stick, &mut |_| false);
+        assert_eq!(sticks.len(), 1);
+        assert_eq!(sticks[0].device, PathBuf::from("/dev/sdb1"));
+        // configured directories replace disks
+        let d = tempfile::tempdir().unwrap();
+        settings.appliance.targets = vec![d.path().to_path_buf(), d.path().join("missing")];
+        assert_eq!(count_targets(&settings, &policy, &scanned, None), 1);
+    }
+
+    #[test]
+    fn only_empty_work_directories_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path().join("work");
+        std::fs::create_dir_all(w.join("mnt/sda")).unwrap();
+        remove_empty_dirs(&w);
+        assert!(!w.exists());
+        std::fs::create_dir_all(w.join("mnt/sda")).unwrap();
+        std::fs::write(w.join("mnt/sda/data"), "x").unwrap();
+        std::fs::create_dir_all(w.join("mnt/sdb")).unwrap();
+        remove_empty_dirs(&w);
+        assert!(w.join("mnt/sda/data").exists());
+        assert!(!w.join("mnt/sdb").exists());
+    }
+
+    #[test]
+    fn control_words_parse() {
+        assert_eq!(
+            ControlCommand::parse("start\n"),
+            Some(ControlCommand::Start)
+        );
+        assert_eq!(
+            ControlCommand::parse(" abort "),
+            Some(ControlCommand::Abort)
+        );
+        assert_eq!(
+            ControlCommand::parse("status"),
+            Some(ControlCommand::Status)
+        );
+        assert_eq!(ControlCommand::parse("reboot"), None);
+    }
+
+    #[test]
+    fn control_socket_is_private_and_a_second_daemon_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let sock = d.path().join("run/spindle/control.sock");
+        let l = bind_control(&sock).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&sock), 0o600);
+        assert_eq!(mode(sock.parent().unwrap()), 0o700);
+        let e = bind_control(&sock).unwrap_err();
+        assert!(e.to_string().contains("another spindle daemon"), "{e}");
+        drop(l);
+        // a stale socket file (daemon gone) is replaced
+        bind_control(&sock).unwrap();
+    }
+}

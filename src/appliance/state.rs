@@ -1,0 +1,767 @@
+//! The appliance's pure state machine: `(State, Event) -> (State, Vec<Action>)`.
+//!
+//! The daemon loop turns hardware, timers and the control socket into [`Event`]s and carries out
+//! the [`Action`]s; nothing here touches the system, so every transition is unit-tested. What
+//! the LEDs show is a pure function of the state ([`pattern`]); a `Show` action is emitted
+//! whenever it changes.
+
+use crate::status::{Pattern, Phase, StickProblem};
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// Every phase ran (some may have failed; see `failed_phases`).
+    Completed { failed_phases: usize },
+    /// The suite could not run at all.
+    Failed,
+    /// Stopped by a long press, `spindle abort` or a signal.
+    Aborted,
+}
+
+/// What the appliance is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Scanning disks and sticks before the first `Booted` event.
+    Booting,
+    /// Waiting for the button.
+    Idle,
+    /// A run is in progress; `aborting` once an abort was requested.
+    Running { phase: Phase, aborting: bool },
+    /// A run ended and nobody acknowledged it yet (short press → Idle).
+    Finished { outcome: RunOutcome },
+    /// A signal arrived; the daemon is stopping.
+    ShuttingDown,
+}
+
+/// The results stick, as far as the state machine knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stick {
+    Absent,
+    /// Inserted, nothing to do (or waiting for the run to end).
+    Present,
+    /// Results are being copied.
+    Copying,
+    /// Everything copied, unmounted: safe to remove.
+    Copied,
+    /// The stick could not take the results (or was pulled mid-copy).
+    Problem(StickProblem),
+    /// Its spindle.toml is invalid; nothing is written but config-error.txt.
+    ConfigError,
+}
+
+/// The whole state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct State {
+    pub mode: Mode,
+    pub stick: Stick,
+    /// Eligible disks (or configured target directories).
+    pub disks: usize,
+    /// Runs on the SD card not yet copied to a stick.
+    pub pending: usize,
+    /// Start a run as soon as there are disks (autostart, until the first run starts).
+    pub autostart_armed: bool,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            mode: Mode::Booting,
+            stick: Stick::Absent,
+            disks: 0,
+            pending: 0,
+            autostart_armed: false,
+        }
+    }
+}
+
+/// Something that happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The first scan is done.
+    Booted {
+        disks: usize,
+        pending: usize,
+        autostart: bool,
+    },
+    /// The number of eligible disks changed.
+    DisksChanged {
+        disks: usize,
+    },
+    /// A results stick appeared; `config_ok` is false when its spindle.toml is invalid.
+    StickInserted {
+        config_ok: bool,
+    },
+    StickRemoved,
+    ButtonShort,
+    ButtonLong,
+    /// `spindle start` on the control socket.
+    StartRequested,
+    /// `spindle abort` on the control socket.
+    AbortRequested,
+    PhaseStarted {
+        phase: Phase,
+    },
+    PhaseFinished {
+        ok: bool,
+    },
+    RunFinished {
+        outcome: RunOutcome,
+    },
+    /// A copy to the stick ended: `remaining` runs still not on a stick; `problem` if it stopped.
+    CopyFinished {
+        remaining: usize,
+        problem: Option<StickProblem>,
+    },
+    /// SIGTERM/SIGINT.
+    Signal,
+}
+
+/// Something the daemon must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Show this pattern on the indicator.
+    Show(Pattern),
+    /// Create a run directory and start the suite.
+    StartRun,
+    /// Set the running suite's stop flag.
+    AbortRun,
+    /// Copy every pending run to the stick, then unmount it.
+    CopyToStick,
+    /// Answer a control request that was refused, with the reason.
+    Refuse(String),
+    /// Leave the loop (after the run thread ended).
+    Exit,
+}
+
+/// What the LEDs show in `state`. Priority: copying, running, stick problems, run errors,
+/// safe-to-remove, done, ready.
+pub fn pattern(s: &State) -> Pattern {
+    match (s.mode, s.stick) {
+        (Mode::Booting, _) => Pattern::Booting,
+        (_, Stick::Copying) => Pattern::Copying,
+        (Mode::Running { phase, .. }, _) => Pattern::Running { phase },
+        (_, Stick::ConfigError) => Pattern::Error,
+        (_, Stick::Problem(problem)) => Pattern::StickProblem { problem },
+        (
+            Mode::Finished {
+                outcome: RunOutcome::Failed,
+            },
+            _,
+        ) => Pattern::Error,
+        (_, Stick::Copied) => Pattern::SafeToRemove,
+        (Mode::Finished { .. }, _) => Pattern::Done,
+        (Mode::ShuttingDown, _) => Pattern::Done,
+        (Mode::Idle, _) if s.disks == 0 => Pattern::NoDisks,
+        (Mode::Idle, _) => Pattern::Ready { disks: s.disks },
+    }
+}
+
+fn can_copy(s: &State) -> bool {
+    !matches!(
+        s.mode,
+        Mode::Running { .. } | Mode::ShuttingDown | Mode::Booting
+    ) && matches!(s.stick, Stick::Present | Stick::Copied)
+        && s.pending > 0
+}
+
+/// Starts a run if possible, else says why not.
+fn try_start(s: &mut State, acts: &mut Vec<Action>) {
+    match s.mode {
+        Mode::Idle | Mode::Finished { .. } if s.disks > 0 && s.stick != Stick::Copying => {
+            s.mode = Mode::Running {
+                phase: Phase::Prepare,
+                aborting: false,
+            };
+            s.autostart_armed = false;
+            if matches!(s.stick, Stick::Copied | Stick::Problem(_)) {
+                s.stick = Stick::Present;
+            }
+            acts.push(Action::StartRun);
+        }
+        Mode::Running { .. } => acts.push(Action::Refuse("a run is already in progress".into())),
+        Mode::Booting => acts.push(Action::Refuse("still scanning disks; try again".into())),
+        Mode::ShuttingDown => acts.push(Action::Refuse("the daemon is stopping".into())),
+        _ if s.stick == Stick::Copying => acts.push(Action::Refuse(
+            "results are being copied to the stick; try again when it is safe to remove".into(),
+        )),
+        _ => acts.push(Action::Refuse(
+            "no eligible disk is attached (see `spindle disks`)".into(),
+        )),
+    }
+}
+
+fn try_abort(s: &mut State, acts: &mut Vec<Action>) {
+    match s.mode {
+        Mode::Running {
+            phase,
+            aborting: false,
+        } => {
+            s.mode = Mode::Running {
+                phase,
+                aborting: true,
+            };
+            acts.push(Action::AbortRun);
+        }
+        Mode::Running { aborting: true, .. } => {
+            acts.push(Action::Refuse("the run is already stopping".into()))
+        }
+        _ => acts.push(Action::Refuse("no run is in progress".into())),
+    }
+}
+
+/// The transition function.
+pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
+    let mut s = state;
+    let mut acts = Vec::new();
+    match event {
+        Event::Booted {
+            disks,
+            pending,
+            autostart,
+        } => {
+            if s.mode == Mode::Booting {
+                s.mode = Mode::Idle;
+                s.disks = disks;
+                s.pending = pending;
+                s.autostart_armed = autostart;
+            }
+        }
+        Event::DisksChanged { disks } => s.disks = disks,
+        Event::StickInserted { config_ok } => {
+            s.stick = if config_ok {
+                Stick::Present
+            } else {
+                Stick::ConfigError
+            };
+        }
+        Event::StickRemoved => {
+            s.stick = match s.stick {
+                Stick::Copying => Stick::Problem(StickProblem::NotFound),
+                _ => Stick::Absent,
+            };
+        }
+        Event::ButtonShort => match s.mode {
+            Mode::Idle => try_start(&mut s, &mut acts),
+            Mode::Finished { .. } => {
+                s.mode = Mode::Idle;
+                if matches!(s.stick, Stick::Problem(_) | Stick::ConfigError) {
+                    // acknowledged: show ready; the problem is retried on the next insert
+                    s.stick = Stick::Absent;
+                }
+            }
+            // Presses during a run (other than long) and while booting are ignored.
+            _ => {}
+        },
+        Event::StartRequested => try_start(&mut s, &mut acts),
+        Event::ButtonLong => {
+            if matches!(
+                s.mode,
+                Mode::Running {
+                    aborting: false,
+                    ..
+                }
+            ) {
+                try_abort(&mut s, &mut acts);
+            }
+        }
+        Event::AbortRequested => try_abort(&mut s, &mut acts),
+        Event::PhaseStarted { phase } => {
+            if let Mode::Running { aborting, .. } = s.mode {
+                s.mode = Mode::Running { phase, aborting };
+            }
+        }
+        Event::PhaseFinished { .. } => {}
+        Event::RunFinished { outcome } => {
+            if let Mode::Running { .. } | Mode::ShuttingDown = s.mode {
+                s.pending += 1;
+                if s.mode != Mode::ShuttingDown {
+                    s.mode = Mode::Finished { outcome };
+                }
+            }
+        }
+        Event::CopyFinished { remaining, problem } => {
+            s.pending = remaining;
+            if s.stick == Stick::Copying {
+                s.stick = match problem {
+                    Some(p) => Stick::Problem(p),
+                    None => Stick::Copied,
+                };
+            }
+        }
+        Event::Signal => {
+            if let Mode::Running {
+                aborting: false, ..
+            } = s.mode
+            {
+                acts.push(Action::AbortRun);
+            }
+            s.mode = Mode::ShuttingDown;
+            acts.push(Action::Exit);
+        }
+    }
+    if can_copy(&s) && state.stick != Stick::Copying {
+        s.stick = Stick::Copying;
+        acts.push(Action::CopyToStick);
+    }
+    if s.autostart_armed && s.mode == Mode::Idle && s.disks > 0 {
+        try_start(&mut s, &mut acts);
+    }
+    let before = pattern(&state);
+    let after = pattern(&s);
+    if before != after || state.mode == Mode::Booting && s.mode != Mode::Booting {
+        acts.insert(0, Action::Show(after));
+    }
+    (s, acts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idle(disks: usize) -> State {
+        State {
+            mode: Mode::Idle,
+            disks,
+            ..State::default()
+        }
+    }
+
+    fn running() -> State {
+        State {
+            mode: Mode::Running {
+                phase: Phase::Fileio,
+                aborting: false,
+            },
+            disks: 1,
+            ..State::default()
+        }
+    }
+
+    fn has(acts: &[Action], a: &Action) -> bool {
+        acts.contains(a)
+    }
+
+    fn refused(acts: &[Action]) -> bool {
+        acts.iter().any(|a| matches!(a, Action::Refuse(_)))
+    }
+
+    #[test]
+    fn boot_shows_ready_or_no_disks() {
+        let (s, a) = step(
+            State::default(),
+            Event::Booted {
+                disks: 2,
+                pending: 0,
+                autostart: false,
+            },
+        );
+        assert_eq!(s.mode, Mode::Idle);
+        assert_eq!(a, vec![Action::Show(Pattern::Ready { disks: 2 })]);
+        let (s, a) = step(
+            State::default(),
+            Event::Booted {
+                disks: 0,
+                pending: 0,
+                autostart: false,
+            },
+        );
+        assert_eq!(a, vec![Action::Show(Pattern::NoDisks)]);
+        // a second Booted changes nothing
+        let (s2, a) = step(
+            s,
+            Event::Booted {
+                disks: 5,
+                pending: 0,
+                autostart: false,
+            },
+        );
+        assert_eq!(s2, s);
+        assert!(a.is_empty());
+        // events before boot are recorded but the LEDs keep showing booting
+        let (s, a) = step(State::default(), Event::DisksChanged { disks: 3 });
+        assert_eq!(s.disks, 3);
+        assert!(a.is_empty());
+        assert_eq!(pattern(&s), Pattern::Booting);
+    }
+
+    #[test]
+    fn autostart_starts_at_boot_or_when_disks_appear() {
+        let (s, a) = step(
+            State::default(),
+            Event::Booted {
+                disks: 1,
+                pending: 0,
+                autostart: true,
+            },
+        );
+        assert!(has(&a, &Action::StartRun));
+        assert!(matches!(s.mode, Mode::Running { .. }));
+        assert!(!s.autostart_armed);
+        let (s, a) = step(
+            State::default(),
+            Event::Booted {
+                disks: 0,
+                pending: 0,
+                autostart: true,
+            },
+        );
+        assert!(!has(&a, &Action::StartRun));
+        assert!(s.autostart_armed);
+        let (s, a) = step(s, Event::DisksChanged { disks: 1 });
+        assert!(has(&a, &Action::StartRun));
+        // only once: after the run, disks changing again does not start another
+        let (s, _) = step(
+            s,
+            Event::RunFinished {
+                outcome: RunOutcome::Completed { failed_phases: 0 },
+            },
+        );
+        let (s, _) = step(s, Event::ButtonShort);
+        let (_, a) = step(s, Event::DisksChanged { disks: 2 });
+        assert!(!has(&a, &Action::StartRun));
+    }
+
+    #[test]
+    fn short_press_starts_only_when_idle_with_disks() {
+        let (s, a) = step(idle(1), Event::ButtonShort);
+        assert!(has(&a, &Action::StartRun));
+        assert_eq!(
+            a[0],
+            Action::Show(Pattern::Running {
+                phase: Phase::Prepare
+            })
+        );
+        assert!(matches!(s.mode, Mode::Running { .. }));
+        let (s, a) = step(idle(0), Event::ButtonShort);
+        assert_eq!(s.mode, Mode::Idle);
+        assert!(refused(&a), "the reason is logged");
+        let (s, a) = step(running(), Event::ButtonShort);
+        assert_eq!(s, running());
+        assert!(a.is_empty(), "short presses during a run are ignored");
+        let (s, a) = step(State::default(), Event::ButtonShort);
+        assert_eq!(s.mode, Mode::Booting);
+        assert!(a.is_empty());
+    }
+
+    #[test]
+    fn start_request_is_refused_with_a_reason() {
+        let (_, a) = step(running(), Event::StartRequested);
+        assert_eq!(
+            a,
+            vec![Action::Refuse("a run is already in progress".into())]
+        );
+        let (_, a) = step(idle(0), Event::StartRequested);
+        assert!(refused(&a));
+        let (_, a) = step(State::default(), Event::StartRequested);
+        assert!(refused(&a));
+        let copying = State {
+            stick: Stick::Copying,
+            pending: 1,
+            ..idle(1)
+        };
+        let (s, a) = step(copying, Event::StartRequested);
+        assert!(refused(&a));
+        assert_eq!(s, copying);
+        // from Finished a start request starts directly
+        let fin = State {
+            mode: Mode::Finished {
+                outcome: RunOutcome::Aborted,
+            },
+            ..idle(1)
+        };
+        let (_, a) = step(fin, Event::StartRequested);
+        assert!(has(&a, &Action::StartRun));
+    }
+
+    #[test]
+    fn long_press_and_abort_request_abort_mid_phase() {
+        let (s, a) = step(running(), Event::ButtonLong);
+        assert_eq!(a, vec![Action::AbortRun]);
+        assert_eq!(
+            s.mode,
+            Mode::Running {
+                phase: Phase::Fileio,
+                aborting: true
+            }
+        );
+        // a second abort is not sent twice
+        let (s2, a) = step(s, Event::AbortRequested);
+        assert_eq!(s2, s);
+        assert!(refused(&a) && !has(&a, &Action::AbortRun));
+        let (_, a) = step(s, Event::ButtonLong);
+        assert!(a.is_empty());
+        // abort via socket
+        let (_, a) = step(running(), Event::AbortRequested);
+        assert_eq!(a, vec![Action::AbortRun]);
+        // nothing to abort
+        let (_, a) = step(idle(1), Event::AbortRequested);
+        assert!(refused(&a));
+        let (s, a) = step(idle(1), Event::ButtonLong);
+        assert_eq!(s, idle(1));
+        assert!(a.is_empty());
+        // phase events still arrive while aborting
+        let aborting = State {
+            mode: Mode::Running {
+                phase: Phase::Fileio,
+                aborting: true,
+            },
+            ..running()
+        };
+        let (s, _) = step(aborting, Event::PhaseStarted { phase: Phase::Oltp });
+        assert_eq!(
+            s.mode,
+            Mode::Running {
+                phase: Phase::Oltp,
+                aborting: true
+            }
+        );
+        let (s, a) = step(
+            s,
+            Event::RunFinished {
+                outcome: RunOutcome::Aborted,
+            },
+        );
+        assert_eq!(
+            s.mode,
+            Mode::Finished {
+                outcome: RunOutcome::Aborted
+            }
+        );
+        assert_eq!(s.pending, 1);
+        assert_eq!(a, vec![Action::Show(Pattern::Done)]);
+    }
+
+    #[test]
+    fn phases_show_on_the_leds() {
+        let (s, a) = step(running(), Event::PhaseStarted { phase: Phase::Tpcc });
+        assert_eq!(
+            a,
+            vec![Action::Show(Pattern::Running { phase: Phase::Tpcc })]
+        );
+        let (s2, a) = step(s, Event::PhaseFinished { ok: false });
+        assert_eq!(s2, s);
+        assert!(a.is_empty());
+        // phase events outside a run are ignored
+        let (s, a) = step(idle(1), Event::PhaseStarted { phase: Phase::Tpcc });
+        assert_eq!(s, idle(1));
+        assert!(a.is_empty());
+    }
+
+    #[test]
+    fn run_end_without_stick_shows_done_or_error() {
+        let (s, a) = step(
+            running(),
+            Event::RunFinished {
+                outcome: RunOutcome::Completed { failed_phases: 1 },
+            },
+        );
+        assert_eq!(a, vec![Action::Show(Pattern::Done)]);
+        assert_eq!(s.pending, 1);
+        let (s, a) = step(
+            running(),
+            Event::RunFinished {
+                outcome: RunOutcome::Failed,
+            },
+        );
+        assert_eq!(a, vec![Action::Show(Pattern::Error)]);
+        // acknowledge
+        let (s, a) = step(s, Event::ButtonShort);
+        assert_eq!(s.mode, Mode::Idle);
+        assert_eq!(a, vec![Action::Show(Pattern::Ready { disks: 1 })]);
+        assert!(
+            !has(&a, &Action::StartRun),
+            "the acknowledging press does not start a run"
+        );
+        // RunFinished outside a run is ignored
+        let (s2, a) = step(
+            s,
+            Event::RunFinished {
+                outcome: RunOutcome::Failed,
+            },
+        );
+        assert_eq!(s2, s);
+        assert!(a.is_empty());
+    }
+
+    #[test]
+    fn run_end_with_stick_copies_then_safe_to_remove() {
+        let (s, _) = step(running(), Event::StickInserted { config_ok: true });
+        assert_eq!(s.stick, Stick::Present);
+        let (s, a) = step(
+            s,
+            Event::RunFinished {
+                outcome: RunOutcome::Completed { failed_phases: 0 },
+            },
+        );
+        assert_eq!(a, vec![Action::Show(Pattern::Copying), Action::CopyToStick]);
+        let (s, a) = step(
+            s,
+            Event::CopyFinished {
+                remaining: 0,
+                problem: None,
+            },
+        );
+        assert_eq!(s.stick, Stick::Copied);
+        assert_eq!(s.pending, 0);
+        assert_eq!(a, vec![Action::Show(Pattern::SafeToRemove)]);
+        let (s, a) = step(s, Event::StickRemoved);
+        assert_eq!(s.stick, Stick::Absent);
+        assert_eq!(a, vec![Action::Show(Pattern::Done)]);
+    }
+
+    #[test]
+    fn stick_inserted_when_idle_receives_pending_runs() {
+        let st = State {
+            pending: 2,
+            ..idle(1)
+        };
+        let (s, a) = step(st, Event::StickInserted { config_ok: true });
+        assert_eq!(a, vec![Action::Show(Pattern::Copying), Action::CopyToStick]);
+        // nothing pending: no copy
+        let (s2, a) = step(idle(1), Event::StickInserted { config_ok: true });
+        assert_eq!(s2.stick, Stick::Present);
+        assert!(a.is_empty());
+        // a start request while copying is refused; a short press too (refused, not started)
+        let (s3, a) = step(s, Event::ButtonShort);
+        assert!(refused(&a) && !has(&a, &Action::StartRun));
+        assert_eq!(s3, s);
+    }
+
+    #[test]
+    fn stick_during_a_run_waits_for_the_end() {
+        let st = State {
+            pending: 3,
+            ..running()
+        };
+        let (s, a) = step(st, Event::StickInserted { config_ok: true });
+        assert!(
+            !has(&a, &Action::CopyToStick),
+            "no copying while benchmarking"
+        );
+        assert_eq!(
+            pattern(&s),
+            Pattern::Running {
+                phase: Phase::Fileio
+            }
+        );
+        let (s, _) = step(s, Event::StickRemoved);
+        assert_eq!(s.stick, Stick::Absent);
+        let (s, a) = step(
+            s,
+            Event::RunFinished {
+                outcome: RunOutcome::Aborted,
+            },
+        );
+        assert!(!has(&a, &Action::CopyToStick));
+        assert_eq!(s.pending, 4);
+    }
+
+    #[test]
+    fn stick_pulled_mid_copy_is_a_problem_and_retried_on_next_insert() {
+        let st = State {
+            pending: 1,
+            stick: Stick::Copying,
+            mode: Mode::Finished {
+                outcome: RunOutcome::Aborted,
+            },
+            ..idle(1)
+        };
+        let (s, a) = step(st, Event::StickRemoved);
+        assert_eq!(s.stick, Stick::Problem(StickProblem::NotFound));
+        assert_eq!(
+            a,
+            vec![Action::Show(Pattern::StickProblem {
+                problem: StickProblem::NotFound
+            })]
+        );
+        // the copy thread then reports failure: the problem stays, pending unchanged
+        let (s, a) = step(
+            s,
+            Event::CopyFinished {
+                remaining: 1,
+                problem: Some(StickProblem::NotFound),
+            },
+        );
+        assert_eq!(s.stick, Stick::Problem(StickProblem::NotFound));
+        assert!(a.is_empty());
+        let (s, a) = step(s, Event::StickInserted { config_ok: true });
+        assert!(has(&a, &Action::CopyToStick));
+        assert_eq!(s.stick, Stick::Copying);
+    }
+
+    #[test]
+    fn full_or_read_only_stick_shows_the_problem() {
+        for p in [StickProblem::Full, StickProblem::ReadOnly] {
+            let st = State {
+                pending: 2,
+                stick: Stick::Copying,
+                ..idle(1)
+            };
+            let (s, a) = step(
+                st,
+                Event::CopyFinished {
+                    remaining: 1,
+                    problem: Some(p),
+                },
+            );
+            assert_eq!(s.pending, 1);
+            assert_eq!(a, vec![Action::Show(Pattern::StickProblem { problem: p })]);
+            // no automatic retry on the same stick
+            let (_, a) = step(s, Event::DisksChanged { disks: 2 });
+            assert!(!has(&a, &Action::CopyToStick));
+            // a run may still start; the problem pattern gives way to running
+            let (s, a) = step(s, Event::ButtonShort);
+            assert!(has(&a, &Action::StartRun));
+            assert_eq!(s.stick, Stick::Present);
+        }
+    }
+
+    #[test]
+    fn bad_stick_config_shows_error_and_copies_nothing() {
+        let st = State {
+            pending: 2,
+            ..idle(1)
+        };
+        let (s, a) = step(st, Event::StickInserted { config_ok: false });
+        assert_eq!(s.stick, Stick::ConfigError);
+        assert_eq!(a, vec![Action::Show(Pattern::Error)]);
+        let (s, a) = step(s, Event::StickRemoved);
+        assert_eq!(a, vec![Action::Show(Pattern::Ready { disks: 1 })]);
+        assert_eq!(s.stick, Stick::Absent);
+    }
+
+    #[test]
+    fn disks_changing_updates_ready() {
+        let (s, a) = step(idle(1), Event::DisksChanged { disks: 0 });
+        assert_eq!(a, vec![Action::Show(Pattern::NoDisks)]);
+        let (_, a) = step(s, Event::DisksChanged { disks: 3 });
+        assert_eq!(a, vec![Action::Show(Pattern::Ready { disks: 3 })]);
+        let (_, a) = step(running(), Event::DisksChanged { disks: 0 });
+        assert!(
+            a.is_empty(),
+            "the run goes on; the suite records a vanished disk"
+        );
+    }
+
+    #[test]
+    fn signal_aborts_and_exits() {
+        let (s, a) = step(running(), Event::Signal);
+        assert_eq!(s.mode, Mode::ShuttingDown);
+        assert!(has(&a, &Action::AbortRun) && has(&a, &Action::Exit));
+        // the run still ends and is counted as pending, never copied while shutting down
+        let st = State {
+            stick: Stick::Present,
+            ..s
+        };
+        let (s, a) = step(
+            st,
+            Event::RunFinished {
+                outcome: RunOutcome::Aborted,
+            },
+        );
+        assert_eq!(s.pending, 1);
+        assert!(!has(&a, &Action::CopyToStick));
+        let (_, a) = step(idle(1), Event::Signal);
+        assert!(!has(&a, &Action::AbortRun) && has(&a, &Action::Exit));
+    }
+}

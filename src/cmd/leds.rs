@@ -1,0 +1,43 @@
+//! `spindle leds test`: shows every pattern in turn, for checking the wiring.
+
+use crate::cli::LedsArgs;
+use crate::config::appliance::ApplianceSettings;
+use crate::status::{open_indicator, schedule, Pattern};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
+    let mut settings = ApplianceSettings::load(args.config.as_deref())?;
+    if let Some(b) = args.backend {
+        settings.status.backend = b;
+    }
+    let stop = crate::sys::signals::install();
+    crate::status::indicator::install_panic_hook();
+    let mut ind = open_indicator(&settings.status)?;
+    println!(
+        "LED test on the {} backend; Ctrl-C stops it.",
+        ind.backend()
+    );
+    for p in Pattern::all() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let s = schedule(p);
+        if ind.backend() != "console" {
+            println!(
+                "{:<40} green {:<22} yellow {:<22} red {}",
+                p.to_string(),
+                s.green.describe(),
+                s.yellow.describe(),
+                s.red.describe()
+            );
+        }
+        ind.show(p);
+        let end = Instant::now() + Duration::from_secs_f64(args.seconds.max(0.1));
+        while Instant::now() < end && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    ind.shutdown();
+    Ok(0)
+}

@@ -1,0 +1,437 @@
+//! The appliance's configuration: the `[appliance]`, `[status]`, `[button]` and `[stick]` tables
+//! of spindle.toml (the other tables are [`SpindleConfig`]'s), and the strict `spindle.toml` a
+//! results stick may carry to override a few keys.
+//!
+//! Every table denies unknown keys, and so does the file as a whole, so a typo is an error that
+//! names the key, never a silently ignored setting.
+
+use crate::config::spindle::SpindleConfig;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Profiles a run may use (config/profiles).
+pub const KNOWN_PROFILES: &[&str] = &["quick", "standard", "reference"];
+
+/// `[appliance]`: the daemon.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApplianceConfig {
+    /// Where each run's bundle directory lives on the SD card until it is on a stick.
+    pub runs_dir: PathBuf,
+    /// Start a run at boot (once eligible disks are found), without the button.
+    pub autostart: bool,
+    /// Unix socket `spindle start` / `spindle abort` talk to (its directory is made 0700).
+    pub control_socket: PathBuf,
+    /// Root under which /sys, /proc, /dev are read for disk and stick hot-plug ("/" on the Pi).
+    pub sysroot: PathBuf,
+    /// How often disks and sticks are polled, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// Runs already copied to a stick that stay on the SD card (older ones are deleted).
+    /// Runs not yet copied are never deleted.
+    pub keep_copied_runs: usize,
+    /// Benchmark these directories instead of discovered disks (laptops and tests); empty = disks.
+    pub targets: Vec<PathBuf>,
+    /// Benchmark only these disks: serials, /dev/disk/by-id names, or stable ids as `spindle
+    /// disks` shows them (`file:/path/to/img` for loop devices). Named disks may be non-USB;
+    /// every other rule still applies (blank or named in `[disks] erase`, never the boot device,
+    /// the stick or a mounted disk). Empty = every eligible USB disk plugged in.
+    pub disks: Vec<String>,
+}
+
+impl Default for ApplianceConfig {
+    fn default() -> Self {
+        ApplianceConfig {
+            runs_dir: PathBuf::from("/var/lib/spindle/runs"),
+            autostart: false,
+            control_socket: PathBuf::from("/run/spindle/control.sock"),
+            sysroot: PathBuf::from("/"),
+            poll_interval_ms: 1000,
+            keep_copied_runs: 20,
+            targets: Vec::new(),
+            disks: Vec::new(),
+        }
+    }
+}
+
+/// Which indicator backend shows the status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum IndicatorBackend {
+    /// GPIO when the configured pins can be claimed, else on-board LEDs, else console.
+    Auto,
+    /// Three LEDs on GPIO pins (rppal).
+    Gpio,
+    /// The board's own ACT (green) and PWR (red) LEDs through /sys/class/leds.
+    Onboard,
+    /// Log lines on stderr.
+    Console,
+    /// Records every change in memory (tests).
+    Mock,
+}
+
+/// `[status]`: the LEDs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StatusConfig {
+    /// auto, gpio, onboard, console or mock.
+    pub backend: IndicatorBackend,
+    /// BCM number of the green LED's GPIO (physical pin 11 = BCM17).
+    pub green_pin: u8,
+    /// BCM number of the yellow LED's GPIO (pin 13 = BCM27).
+    pub yellow_pin: u8,
+    /// BCM number of the red LED's GPIO (pin 15 = BCM22).
+    pub red_pin: u8,
+    /// LEDs wired from 3V3 to the GPIO (lit when the pin is low).
+    pub active_low: bool,
+    /// Root under which /sys/class/leds is found ("/" on the Pi; a fixture tree in tests).
+    pub leds_root: PathBuf,
+}
+
+impl Default for StatusConfig {
+    fn default() -> Self {
+        StatusConfig {
+            backend: IndicatorBackend::Auto,
+            green_pin: 17,
+            yellow_pin: 27,
+            red_pin: 22,
+            active_low: false,
+            leds_root: PathBuf::from("/"),
+        }
+    }
+}
+
+/// `[button]`: the start/abort push button.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ButtonConfig {
+    /// Read a GPIO button at all (the control socket works either way).
+    pub enabled: bool,
+    /// BCM number of the button's GPIO; the button connects it to GND (pin 37 = BCM26).
+    pub pin: u8,
+    /// Edges closer than this (ms) are contact bounce.
+    pub debounce_ms: u64,
+    /// Holding at least this long (ms) is a long press (abort).
+    pub long_press_ms: u64,
+}
+
+impl Default for ButtonConfig {
+    fn default() -> Self {
+        ButtonConfig {
+            enabled: true,
+            pin: 26,
+            debounce_ms: 30,
+            long_press_ms: 3000,
+        }
+    }
+}
+
+/// `[stick]`: the results stick.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StickConfig {
+    /// Filesystem label that marks the results stick (case-insensitive). Not a key of its own:
+    /// it is `[disks] stick_label`, so discovery and the daemon agree. A USB filesystem with a
+    /// `spindle/` folder at its root is a results stick too.
+    #[serde(skip)]
+    pub label: String,
+    /// Where the stick is mounted while spindle uses it.
+    pub mount_dir: PathBuf,
+    /// Also accept sticks that are not on USB (loop devices, SD readers): for tests.
+    pub allow_non_usb: bool,
+    /// Free space (bytes) left on the stick beyond the runs copied to it.
+    pub reserve_bytes: u64,
+}
+
+impl Default for StickConfig {
+    fn default() -> Self {
+        StickConfig {
+            label: "SPINDLE".into(),
+            mount_dir: PathBuf::from("/run/spindle/stick"),
+            allow_non_usb: false,
+            reserve_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The whole spindle.toml as the daemon sees it: its own tables plus the shared ones
+/// (`[suite]` profile, `[disks]` policy, `[mysqld]` server).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ApplianceSettings {
+    pub appliance: ApplianceConfig,
+    pub status: StatusConfig,
+    pub button: ButtonConfig,
+    pub stick: StickConfig,
+    /// `[suite]`, `[disks]`, `[mysqld]`.
+    pub config: SpindleConfig,
+}
+
+/// The tables this module owns.
+const APPLIANCE_TABLES: [&str; 4] = ["appliance", "status", "button", "stick"];
+
+fn table<T: serde::de::DeserializeOwned + Default>(
+    doc: &toml::Table,
+    name: &str,
+    file: &str,
+) -> anyhow::Result<T> {
+    match doc.get(name) {
+        None => Ok(T::default()),
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("{file}: invalid [{name}] table")),
+    }
+}
+
+impl ApplianceSettings {
+    /// Parses the appliance tables of a spindle.toml text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> anyhow::Result<Self> {
+        let mut doc: toml::Table =
+            toml::from_str(text).with_context(|| format!("{file} is not valid TOML"))?;
+        let mut s = ApplianceSettings {
+            appliance: table(&doc, "appliance", file)?,
+            status: table(&doc, "status", file)?,
+            button: table(&doc, "button", file)?,
+            stick: table(&doc, "stick", file)?,
+            config: SpindleConfig::default(),
+        };
+        for t in APPLIANCE_TABLES {
+            doc.remove(t);
+        }
+        let rest = toml::to_string(&doc).context("re-serialising the configuration")?;
+        s.config = SpindleConfig::parse(&rest, file)?;
+        s.stick.label = s.config.disks.stick_label.clone();
+        s.validate()
+            .with_context(|| format!("{file}: invalid value"))?;
+        Ok(s)
+    }
+
+    /// Reads `path`; a missing file at the default location gives the defaults.
+    pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
+        const DEFAULT: &str = "/etc/spindle/spindle.toml";
+        let (path, required) = match path {
+            Some(p) => (p.to_path_buf(), true),
+            None => (PathBuf::from(DEFAULT), false),
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::parse(&text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(Self::default()),
+            Err(e) => Err(e)
+                .with_context(|| format!("could not read the configuration '{}'", path.display())),
+        }
+    }
+
+    /// Checks values serde cannot.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let p = &self.config.suite.profile;
+        if !(p.contains('/') || p.ends_with(".toml")) {
+            check_profile(p, "[suite] profile")?;
+        }
+        crate::config::ensure(
+            self.appliance.targets.is_empty() || self.appliance.disks.is_empty(),
+            "[appliance] disks",
+            "cannot be combined with targets (directories replace disks): set one of them",
+        )?;
+        for d in &self.appliance.disks {
+            check_disk_name(d, "[appliance] disks")?;
+        }
+        crate::config::ensure(
+            self.appliance.poll_interval_ms >= 50,
+            "[appliance] poll_interval_ms",
+            "must be at least 50",
+        )?;
+        crate::config::ensure(
+            !self.stick.label.trim().is_empty() && self.stick.label.len() <= 16,
+            "[disks] stick_label",
+            "must be 1 to 16 characters (FAT labels hold 11)",
+        )?;
+        crate::config::ensure(
+            self.button.long_press_ms > self.button.debounce_ms,
+            "[button] long_press_ms",
+            "must be longer than debounce_ms",
+        )?;
+        let pins = [
+            self.status.green_pin,
+            self.status.yellow_pin,
+            self.status.red_pin,
+        ];
+        crate::config::ensure(
+            pins.iter().all(|p| *p <= 53)
+                && pins[0] != pins[1]
+                && pins[1] != pins[2]
+                && pins[0] != pins[2]
+                && (!self.button.enabled || !pins.contains(&self.button.pin)),
+            "[status] green_pin/yellow_pin/red_pin",
+            "must be three different BCM numbers (0-53), none of them the button's pin",
+        )?;
+        Ok(())
+    }
+}
+
+fn check_profile(profile: &str, key: &str) -> anyhow::Result<()> {
+    crate::config::ensure(
+        KNOWN_PROFILES.contains(&profile),
+        key,
+        format!(
+            "'{profile}' is not a profile: use one of {}",
+            KNOWN_PROFILES.join(", ")
+        ),
+    )
+}
+
+/// A disk named in a configuration must be named stably ([`crate::disk::Disk::is_named_by`]):
+/// kernel names (`/dev/sda`, `loop3`) change between boots and never match.
+fn check_disk_name(name: &str, key: &str) -> anyhow::Result<()> {
+    let n = name.trim();
+    let kernel_name = n.starts_with("/dev/") && !n.starts_with("/dev/disk/by-id/");
+    crate::config::ensure(
+        !n.is_empty() && !kernel_name && name.chars().all(|c| !c.is_control()),
+        key,
+        format!(
+            "'{name}' is not a disk serial, /dev/disk/by-id name or stable id such as file:/path (/dev/sdX names change between boots; `spindle disks --all` shows the ids)"
+        ),
+    )
+}
+
+/// The optional `spindle.toml` at the root of a results stick: the few settings a person may
+/// change without a keyboard. It holds data only; nothing in it is ever executed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StickOverrides {
+    /// Suite profile for runs started while this stick is present.
+    pub profile: Option<String>,
+    /// Disks that may be erased even though they hold data, by serial or /dev/disk/by-id name.
+    pub erase: Option<Vec<String>>,
+    /// Start a run as soon as the stick and eligible disks are present.
+    pub autostart: Option<bool>,
+}
+
+/// Largest stick config read (a bigger file is certainly not a hand-written config).
+pub const STICK_CONFIG_MAX_BYTES: usize = 64 * 1024;
+
+impl StickOverrides {
+    /// Parses the stick's spindle.toml strictly: unknown keys, wrong types, unknown profiles and
+    /// odd erase entries are errors that say which key and what is accepted.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            text.len() <= STICK_CONFIG_MAX_BYTES,
+            "spindle.toml is larger than {STICK_CONFIG_MAX_BYTES} bytes"
+        );
+        let o: StickOverrides = toml::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "spindle.toml: {}\nAccepted keys: profile = \"quick|standard|reference\", erase = [\"SERIAL\", ...], autostart = true|false",
+                e.message()
+            )
+        })?;
+        if let Some(p) = &o.profile {
+            check_profile(p, "spindle.toml: profile")?;
+        }
+        for e in o.erase.iter().flatten() {
+            check_disk_name(e, "spindle.toml: erase")?;
+        }
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_tables_are_optional() {
+        let s = ApplianceSettings::parse("", "t.toml").unwrap();
+        assert_eq!(s, ApplianceSettings::default());
+        s.validate().unwrap();
+        let s = ApplianceSettings::parse(
+            "[appliance]\nautostart = true\n[status]\nbackend = \"console\"\n[fileio]\nx = 1\n",
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(format!("{s:#}").contains("fileio"), "{s:#}");
+        let s = ApplianceSettings::parse(
+            "[appliance]\nautostart = true\n[status]\nbackend = \"console\"\n[suite]\nprofile = \"quick\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(s.config.suite.profile, "quick");
+        assert!(s.appliance.autostart);
+        assert_eq!(s.status.backend, IndicatorBackend::Console);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let e = ApplianceSettings::parse("[button]\npinn = 3\n", "t.toml").unwrap_err();
+        let m = format!("{e:#}");
+        assert!(m.contains("[button]") && m.contains("pinn"), "{m}");
+        let e = ApplianceSettings::parse("[suite]\nprofile = \"fast\"\n", "t.toml").unwrap_err();
+        assert!(
+            format!("{e:#}").contains("quick, standard, reference"),
+            "{e:#}"
+        );
+        let e =
+            ApplianceSettings::parse("[appliance]\nprofile = \"quick\"\n", "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("profile"), "{e:#}");
+        let e = ApplianceSettings::parse("[stick]\nlabel = \"X\"\n", "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("label"), "{e:#}");
+        let s = ApplianceSettings::parse("[disks]\nstick_label = \"RESULTS\"\n", "t.toml").unwrap();
+        assert_eq!(s.stick.label, "RESULTS");
+        let e = ApplianceSettings::parse("[status]\ngreen_pin = 26\n", "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("button"));
+    }
+
+    #[test]
+    fn appliance_disks_are_named_stably_and_exclude_targets() {
+        let s = ApplianceSettings::parse(
+            "[appliance]\ndisks = [\"WD-123\", \"/dev/disk/by-id/usb-X_Y-0:0\", \"file:/var/a.img\"]\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(s.appliance.disks.len(), 3);
+        for bad in ["\"/dev/sda\"", "\"/dev/loop3\"", "\" \""] {
+            let e = ApplianceSettings::parse(&format!("[appliance]\ndisks = [{bad}]\n"), "t.toml")
+                .unwrap_err();
+            let m = format!("{e:#}");
+            assert!(m.contains("[appliance] disks"), "{bad}: {m}");
+        }
+        let e = ApplianceSettings::parse(
+            "[appliance]\ndisks = [\"WD-123\"]\ntargets = [\"/tmp\"]\n",
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("targets"), "{e:#}");
+    }
+
+    #[test]
+    fn the_shipped_default_file_parses() {
+        let s = ApplianceSettings::parse(
+            include_str!("../../config/spindle.toml"),
+            "config/spindle.toml",
+        )
+        .unwrap();
+        assert_eq!(s.config.disks, crate::disk::DiskPolicy::default());
+    }
+
+    #[test]
+    fn stick_overrides_are_strict() {
+        let o =
+            StickOverrides::parse("profile = \"quick\"\nautostart = true\nerase = [\"WD-123\"]\n")
+                .unwrap();
+        assert_eq!(o.profile.as_deref(), Some("quick"));
+        assert_eq!(o.autostart, Some(true));
+        for bad in [
+            "command = \"rm -rf /\"\n",
+            "profile = \"turbo\"\n",
+            "autostart = \"yes\"\n",
+            "erase = [\"/dev/sda\"]\n",
+            "profile = \n",
+        ] {
+            let e = StickOverrides::parse(bad).unwrap_err();
+            assert!(format!("{e:#}").contains("spindle.toml"), "{bad}: {e:#}");
+        }
+        assert_eq!(
+            StickOverrides::parse("").unwrap(),
+            StickOverrides::default()
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! `spindle oltp` arguments → [`OltpConfig`]: the workload and command words found anywhere
+//! among the options, sysbench's defaults, and validation.
+
+use crate::cli::OltpArgs;
+use crate::oltp::{IgnoreErrors, OltpConfig, PsMode, RandType, Workload};
+use anyhow::{bail, Context};
+use std::path::Path;
+
+/// prepare | run | cleanup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OltpCommand {
+    Prepare,
+    Run,
+    Cleanup,
+}
+
+/// The workload and the command found among the positional words.
+pub fn parse_words(words: &[String]) -> anyhow::Result<(Workload, OltpCommand)> {
+    let mut workload = None;
+    let mut command = None;
+    for w in words {
+        let cmd = match w.as_str() {
+            "prepare" => Some(OltpCommand::Prepare),
+            "run" => Some(OltpCommand::Run),
+            "cleanup" => Some(OltpCommand::Cleanup),
+            _ => None,
+        };
+        if let Some(c) = cmd {
+            if command.replace(c).is_some() {
+                bail!("more than one command given ('{w}'): use one of prepare, run, cleanup");
+            }
+        } else if let Some(wl) = Workload::parse(w) {
+            if workload.replace(wl).is_some() {
+                bail!("more than one workload given ('{w}')");
+            }
+        } else {
+            bail!(
+                "'{w}' is neither a workload (read_write, read_only, write_only, point_select, \
+                 update_index, update_non_index, insert, delete, legacy) nor a command \
+                 (prepare, run, cleanup)"
+            );
+        }
+    }
+    let workload = workload.context(
+        "no workload given: name one, e.g. `spindle oltp read_write --tables=4 prepare`",
+    )?;
+    let command =
+        command.context("no command given: add prepare, run or cleanup after the workload")?;
+    Ok((workload, command))
+}
+
+/// Builds the engine config from the command line (without `--datadir` resolution).
+pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<OltpConfig> {
+    if args.db_driver != "mysql" {
+        bail!(
+            "--db-driver={} is not supported: spindle drives MySQL-family servers only (use mysql)",
+            args.db_driver
+        );
+    }
+    let kind = match args.rand_type.as_str() {
+        "uniform" => RandType::Uniform,
+        "gaussian" => RandType::Gaussian,
+        "special" => RandType::Special,
+        "pareto" => RandType::Pareto,
+        other => bail!(
+            "--rand-type={other} is not a distribution: use uniform, gaussian, special or pareto"
+        ),
+    };
+    let ps_mode = match args.db_ps_mode.as_str() {
+        "auto" => PsMode::Auto,
+        "disable" => PsMode::Disable,
+        other => bail!("--db-ps-mode={other}: use auto or disable"),
+    };
+    let ignore_errors = IgnoreErrors::parse(&args.mysql_ignore_errors)
+        .map_err(|e| anyhow::anyhow!("--mysql-ignore-errors: {e}"))?;
+    if args.histogram && args.percentile == 0 {
+        bail!("--histogram needs percentile statistics: drop --percentile=0");
+    }
+    if !(args.reconnect_timeout >= 0.0 && args.reconnect_timeout.is_finite()) {
+        bail!("--reconnect-timeout must be a number of seconds >= 0");
+    }
+    let defaults = crate::oltp::ConnectionConfig::default();
+    let cfg = OltpConfig {
+        workload,
+        tables: args.tables,
+        table_size: args.table_size,
+        range_size: args.range_size,
+        point_selects: args.point_selects,
+        simple_ranges: args.simple_ranges,
+        sum_ranges: args.sum_ranges,
+        order_ranges: args.order_ranges,
+        distinct_ranges: args.distinct_ranges,
+        index_updates: args.index_updates,
+        non_index_updates: args.non_index_updates,
+        delete_inserts: args.delete_inserts,
+        range_selects: args.range_selects,
+        auto_inc: args.auto_inc,
+        skip_trx: args.skip_trx,
+        secondary: args.secondary,
+        create_secondary: args.create_secondary,
+        storage_engine: args.mysql_storage_engine.clone(),
+        legacy_read_only: args.oltp_read_only,
+        legacy_write_only: args.oltp_write_only,
+        rand: crate::oltp::RandConfig {
+            kind,
+            spec_iter: args.rand_spec_iter,
+            spec_pct: args.rand_spec_pct,
+            spec_res: args.rand_spec_res,
+            pareto_h: args.rand_pareto_h,
+            seed: args.rand_seed,
+        },
+        threads: args.threads,
+        time_s: args.time,
+        events: args.events,
+        report_interval_s: args.report_interval,
+        percentile: args.percentile,
+        ignore_errors,
+        ps_mode,
+        connection: crate::oltp::ConnectionConfig {
+            socket: args.mysql_socket.clone(),
+            host: args.mysql_host.clone(),
+            port: args.mysql_port,
+            user: args.mysql_user.clone().unwrap_or(defaults.user),
+            password: args.mysql_password.clone().unwrap_or(defaults.password),
+            database: args.mysql_db.clone().unwrap_or(defaults.database),
+        },
+        reconnect_timeout_s: args.reconnect_timeout,
+        load_data: true,
+        skip_write_wakeups: !args.keep_write_wakeups,
+        client_threads: args.client_threads,
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// `--datadir`: reach the server `spindle mysqld` started on a data directory (its socket and
+/// benchmark login), unless `--mysql-*` flags name them explicitly.
+/// Fills socket, user, password and database from the datadir; explicit flags win.
+pub fn apply_datadir(
+    conn: &mut crate::oltp::ConnectionConfig,
+    datadir: &Path,
+    args: &OltpArgs,
+) -> anyhow::Result<()> {
+    let info = crate::provision::mysqld::client_info(datadir)
+        .with_context(|| format!("--datadir {}", datadir.display()))?;
+    if args.mysql_socket.is_none() {
+        conn.socket = Some(info.socket);
+    }
+    if args.mysql_user.is_none() {
+        conn.user = info.user;
+    }
+    if args.mysql_password.is_none() {
+        conn.password = info.password;
+    }
+    if args.mysql_db.is_none() {
+        conn.database = info.database;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn words_in_any_order() {
+        assert_eq!(
+            parse_words(&words(&["run", "oltp_read_only"])).unwrap(),
+            (Workload::ReadOnly, OltpCommand::Run)
+        );
+        assert_eq!(
+            parse_words(&words(&["legacy", "prepare"])).unwrap(),
+            (Workload::Legacy, OltpCommand::Prepare)
+        );
+        let e = parse_words(&words(&["run"])).unwrap_err().to_string();
+        assert!(e.contains("no workload"), "{e}");
+        let e = parse_words(&words(&["read_write", "go"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'go'"), "{e}");
+    }
+}

@@ -1,0 +1,100 @@
+//! `spindle.toml`: the appliance/CLI configuration file (see `config/spindle.toml` for every key
+//! with its default). Parsed strictly: unknown keys and bad values are errors naming the key.
+
+use crate::disk::DiskPolicy;
+use anyhow::Context;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The whole configuration file.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SpindleConfig {
+    pub suite: SuiteSection,
+    /// Which disks are benchmark targets and how they may be prepared.
+    pub disks: DiskPolicy,
+    pub mysqld: MysqldSection,
+}
+
+/// `[suite]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SuiteSection {
+    /// Profile name (quick, standard, reference) or path to a profile file.
+    pub profile: String,
+    /// Directory for results bundles; empty = `./spindle-results`.
+    pub out: String,
+}
+
+impl Default for SuiteSection {
+    fn default() -> Self {
+        SuiteSection {
+            profile: "standard".into(),
+            out: String::new(),
+        }
+    }
+}
+
+/// `[mysqld]`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MysqldSection {
+    /// Server program; empty = detect from PATH.
+    pub binary: String,
+    /// `mariadb`, `mysql` or `percona`; empty = detect.
+    pub flavor: String,
+}
+
+impl SpindleConfig {
+    /// Parses a configuration text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Self> {
+        let c: SpindleConfig =
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        if !c.mysqld.flavor.is_empty() {
+            c.mysqld
+                .flavor
+                .parse::<crate::provision::mysqld::Flavor>()
+                .map_err(|e| anyhow::anyhow!("{origin}: [mysqld] flavor: {e}"))?;
+        }
+        Ok(c)
+    }
+
+    /// Reads a configuration file.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--config: could not read '{}'", path.display()))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_default_file_parses_to_the_defaults() {
+        // The shipped file holds every table (the daemon's too); it reads back as the defaults.
+        let all = crate::config::appliance::ApplianceSettings::parse(
+            include_str!("../../config/spindle.toml"),
+            "config/spindle.toml",
+        )
+        .unwrap();
+        assert_eq!(all, crate::config::appliance::ApplianceSettings::default());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let e = SpindleConfig::parse("[disks]\nallow_usb3 = true\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("allow_usb3"), "{e}");
+        let e = SpindleConfig::parse("[mysqld]\nflavor = \"oracle\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("flavor"), "{e}");
+        let e = SpindleConfig::parse("[disks]\nmin_size_bytes = \"big\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("min_size_bytes"), "{e}");
+    }
+}

@@ -1,0 +1,651 @@
+//! Safe disk preparation: decide how a disk may be used (erase it, use an existing filesystem,
+//! or skip it), then partition/format/mount it, and release it afterwards.
+//!
+//! The rules (DESIGN.md, "Safety rules"): a disk is erased only if it is blank (no partition
+//! table, no filesystem/RAID/LVM signature in its first and last MiB, read from the device right
+//! before erasing) or if the policy names it; otherwise an existing filesystem is used
+//! non-destructively in a `spindle/` directory when the policy allows, else the disk is skipped.
+//! Never the boot device, never a mounted filesystem spindle did not mount, never the stick.
+//! Every external command goes through [`CommandRunner`] and is also returned in
+//! [`PreparedTarget::commands`].
+
+use crate::disk::signature::{parse_partition_table, read_head_tail};
+use crate::disk::{classify, find_disk, Disk, DiskPolicy, FsKind, TargetUse, Verdict};
+use crate::sys::runner::{display_command, which};
+use crate::sys::{CommandRunner, SysRoot};
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What will be done to a disk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Preparation {
+    /// Create a GPT with one partition, make `filesystem` on it labelled `label`, mount it.
+    /// `named` is true when the policy named the disk for erasing (it may hold data).
+    Erase {
+        filesystem: FsKind,
+        label: String,
+        named: bool,
+    },
+    /// Mount the existing filesystem on `device` (a partition or the whole disk, kernel name)
+    /// and work in a `spindle/` directory on it, removed by [`release`].
+    UseExisting { device: String, fs_type: String },
+    /// Leave the disk alone.
+    Skip { reason: String },
+}
+
+/// A prepared, mounted benchmark target.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreparedTarget {
+    /// Kernel name of the disk (`sda`, `loop3`).
+    pub disk: String,
+    /// The block device that is mounted: the partition node, the whole disk, or a loop device
+    /// spindle attached over the partition's byte range (see `offset_loop`).
+    pub device: PathBuf,
+    pub mount_point: PathBuf,
+    /// Where benchmarks write: the mount point after erasing, `<mount point>/spindle` when an
+    /// existing filesystem is used.
+    pub work_dir: PathBuf,
+    pub filesystem: String,
+    /// Filesystem label spindle gave it (erase only).
+    pub label: Option<String>,
+    /// True if spindle partitioned and formatted the disk.
+    pub erased: bool,
+    /// A loop device spindle attached over the partition because the kernel made no partition
+    /// node (loop devices without partition scanning); detached by [`release`].
+    pub offset_loop: Option<PathBuf>,
+    /// The exact command lines run, in order.
+    pub commands: Vec<String>,
+}
+
+/// The filesystem label for an erased disk: `spindle-<short id>`, cut to what `fs` accepts.
+pub fn make_label(disk: &Disk, fs: FsKind) -> String {
+    let mut l = format!("spindle-{}", disk.short_id());
+    l.truncate(fs.max_label_len());
+    l
+}
+
+/// Decides what to do with a disk under a policy. Pure: uses only what discovery found.
+pub fn plan_preparation(disk: &Disk, policy: &DiskPolicy) -> Preparation {
+    match classify(disk, policy) {
+        Verdict::Excluded { reason } => Preparation::Skip {
+            reason: reason.to_string(),
+        },
+        Verdict::Eligible {
+            how: TargetUse::Erase { named },
+        } => Preparation::Erase {
+            filesystem: policy.filesystem,
+            label: make_label(disk, policy.filesystem),
+            named,
+        },
+        Verdict::Eligible {
+            how: TargetUse::UseExisting { device, fs_type },
+        } => Preparation::UseExisting { device, fs_type },
+    }
+}
+
+/// Runs commands and records their command lines.
+struct Recorder<'a> {
+    runner: &'a CommandRunner,
+    commands: Vec<String>,
+}
+
+impl Recorder<'_> {
+    fn run(&mut self, program: &str, args: &[&str]) -> anyhow::Result<String> {
+        self.commands.push(display_command(program, args));
+        let out = self.runner.run(program, args)?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// What has been set up so far, so a failure can undo it.
+#[derive(Default)]
+struct Undo {
+    mounted: Option<PathBuf>,
+    offset_loop: Option<PathBuf>,
+    created_mount_dir: Option<PathBuf>,
+}
+
+impl Undo {
+    fn run(&mut self, rec: &mut Recorder<'_>) {
+        if let Some(mp) = self.mounted.take() {
+            let _ = rec.run("umount", &[&mp.to_string_lossy()]);
+        }
+        if let Some(l) = self.offset_loop.take() {
+            let _ = rec.run("losetup", &["-d", &l.to_string_lossy()]);
+        }
+        if let Some(d) = self.created_mount_dir.take() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+fn require_tool(program: &str, package: &str) -> anyhow::Result<()> {
+    if which(program).is_none() {
+        bail!("'{program}' is not installed: install the {package} package");
+    }
+    Ok(())
+}
+
+fn mkfs_tool(fs: FsKind) -> (&'static str, &'static str) {
+    match fs {
+        FsKind::Ext4 => ("mkfs.ext4", "e2fsprogs"),
+        FsKind::Xfs => ("mkfs.xfs", "xfsprogs"),
+        FsKind::Btrfs => ("mkfs.btrfs", "btrfs-progs"),
+        FsKind::F2fs => ("mkfs.f2fs", "f2fs-tools"),
+    }
+}
+
+/// Re-reads the disk from the live system and checks it is still the same disk and still
+/// eligible for exactly `expected` under `policy` (the time-of-check/time-of-use guard).
+fn recheck(disk: &Disk, policy: &DiskPolicy, expected: &TargetUse) -> anyhow::Result<Disk> {
+    let dev = disk.path.display().to_string();
+    let fresh = find_disk(&SysRoot::host(), &dev)
+        .with_context(|| format!("{dev} is gone since the disk scan"))?;
+    if fresh.stable_id != disk.stable_id || fresh.size_bytes != disk.size_bytes {
+        bail!(
+            "{dev} changed since the disk scan (was {:?}, {:?} bytes; now {:?}, {:?} bytes): not touching it; rescan the disks",
+            disk.stable_id, disk.size_bytes, fresh.stable_id, fresh.size_bytes
+        );
+    }
+    match classify(&fresh, policy) {
+        Verdict::Eligible { how } if &how == expected => Ok(fresh),
+        // A named disk that has become blank may still be erased.
+        Verdict::Eligible {
+            how: TargetUse::Erase { .. },
+        } if matches!(expected, TargetUse::Erase { named: true }) => Ok(fresh),
+        Verdict::Eligible { how } => bail!(
+            "{dev} changed since the disk scan: it would now be used as {how:?}, not {expected:?}; not touching it"
+        ),
+        Verdict::Excluded { reason } => bail!("refusing to prepare {dev}: {reason}"),
+    }
+}
+
+fn partition_node(disk: &str, n: u32) -> String {
+    if disk.ends_with(|c: char| c.is_ascii_digit()) {
+        format!("{disk}p{n}")
+    } else {
+        format!("{disk}{n}")
+    }
+}
+
+/// Waits up to `timeout` for the kernel's partition `part` of `disk` to appear, starting at
+/// `start_bytes`, with its device node. A stale node from an earlier table does not count.
+fn wait_for_partition(disk: &str, part: &str, start_bytes: u64, timeout: Duration) -> bool {
+    let host = SysRoot::host();
+    let t0 = Instant::now();
+    loop {
+        let start = host.read_parsed::<u64>(format!("/sys/block/{disk}/{part}/start"));
+        if start == Some(start_bytes / 512) && Path::new(&format!("/dev/{part}")).exists() {
+            return true;
+        }
+        if t0.elapsed() >= timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn mount_dir(run_dir: &Path, disk: &Disk) -> PathBuf {
+    run_dir
+        .join("mnt")
+        .join(format!("{}-{}", disk.name, disk.short_id()))
+}
+
+/// Knobs of [`prepare_with`]; [`prepare`] uses the defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrepareOptions {
+    /// How long to wait for the kernel's partition node after partitioning (default 5 s).
+    pub partition_wait: Duration,
+    /// Use the kernel's partition node when it appears (default true). False always uses a loop
+    /// device over the partition's byte range, the fallback for devices without partition nodes.
+    pub use_partition_node: bool,
+}
+
+impl Default for PrepareOptions {
+    fn default() -> Self {
+        PrepareOptions {
+            partition_wait: Duration::from_secs(5),
+            use_partition_node: true,
+        }
+    }
+}
+
+/// Prepares `disk` according to `plan` (from [`plan_preparation`] with the same `policy`) and
+/// mounts it under `<run_dir>/mnt/`. Re-checks the disk on the live system first and refuses if
+/// anything changed. On failure, whatever was mounted or attached is undone.
+pub fn prepare(
+    disk: &Disk,
+    plan: &Preparation,
+    policy: &DiskPolicy,
+    run_dir: &Path,
+    runner: &CommandRunner,
+) -> anyhow::Result<PreparedTarget> {
+    prepare_with(
+        disk,
+        plan,
+        policy,
+        run_dir,
+        runner,
+        &PrepareOptions::default(),
+    )
+}
+
+/// [`prepare`] with explicit [`PrepareOptions`].
+pub fn prepare_with(
+    disk: &Disk,
+    plan: &Preparation,
+    policy: &DiskPolicy,
+    run_dir: &Path,
+    runner: &CommandRunner,
+    opts: &PrepareOptions,
+) -> anyhow::Result<PreparedTarget> {
+    let mut rec = Recorder {
+        runner,
+        commands: Vec::new(),
+    };
+    let mut undo = Undo::default();
+    let result = match plan {
+        Preparation::Skip { reason } => {
+            bail!("{} is not prepared: {reason}", disk.path.display())
+        }
+        Preparation::Erase {
+            filesystem,
+            label,
+            named,
+        } => erase(
+            disk,
+            *filesystem,
+            label,
+            *named,
+            policy,
+            run_dir,
+            opts,
+            &mut rec,
+            &mut undo,
+        ),
+        Preparation::UseExisting { device, fs_type } => {
+            use_existing(disk, device, fs_type, policy, run_dir, &mut rec, &mut undo)
+        }
+    };
+    match result {
+        Ok(mut t) => {
+            t.commands = rec.commands;
+            Ok(t)
+        }
+        Err(e) => {
+            undo.run(&mut rec);
+            Err(e)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn erase(
+    disk: &Disk,
+    fs: FsKind,
+    label: &str,
+    named: bool,
+    policy: &DiskPolicy,
+    run_dir: &Path,
+    opts: &PrepareOptions,
+    rec: &mut Recorder<'_>,
+    undo: &mut Undo,
+) -> anyhow::Result<PreparedTarget> {
+    let dev = disk.path.display().to_string();
+    let (mkfs, package) = mkfs_tool(fs);
+    require_tool(mkfs, package).with_context(|| {
+        format!(
+            "cannot make {} on {dev}; or set filesystem = \"ext4\"",
+            fs.name()
+        )
+    })?;
+    require_tool("parted", "parted")?;
+    require_tool("losetup", "mount (util-linux)")?;
+    let fresh = recheck(disk, policy, &TargetUse::Erase { named })?;
+
+    // Last look at the bytes, immediately before writing.
+    if !named {
+        let ht = read_head_tail(&fresh.path, 0, None).with_context(|| {
+            format!("could not read the first and last MiB of {dev} to check that it is blank")
+        })?;
+        let sigs = ht.signatures();
+        if !sigs.is_empty() || !fresh.partitions.is_empty() {
+            let kinds: Vec<&str> = sigs.iter().map(|s| s.kind.blkid_name()).collect();
+            bail!(
+                "{dev} is not blank (found {}{}): not erasing it; name it in erase = [...] to allow erasing",
+                kinds.join(", "),
+                if fresh.partitions.is_empty() { "" } else { ", partitions" }
+            );
+        }
+    } else {
+        rec.run("wipefs", &["-a", &dev])?;
+    }
+
+    rec.run(
+        "parted",
+        &[
+            "-s", "-a", "optimal", &dev, "mklabel", "gpt", "mkpart", "spindle", "1MiB", "100%",
+        ],
+    )?;
+    // Ask the kernel to re-read the table; partprobe may be missing or fail on some devices.
+    if which("partprobe").is_some() {
+        if let Err(e) = rec.run("partprobe", &[&dev]) {
+            eprintln!("spindle: partprobe {dev} failed (continuing): {e:#}");
+        }
+    } else if let Err(e) = rec.run("blockdev", &["--rereadpt", &dev]) {
+        eprintln!("spindle: blockdev --rereadpt {dev} failed (continuing): {e:#}");
+    }
+    let head = read_head_tail(&fresh.path, 0, None)
+        .with_context(|| format!("could not read back the partition table of {dev}"))?;
+    let ss = fresh.logical_block_size.unwrap_or(512) as u64;
+    let entry = parse_partition_table(&head.head, ss)
+        .and_then(|t| t.entries.into_iter().find(|e| e.number == 1))
+        .with_context(|| format!("parted reported success but {dev} has no partition 1"))?;
+    let part = partition_node(&fresh.name, 1);
+    let device = if opts.use_partition_node
+        && wait_for_partition(&fresh.name, &part, entry.start_bytes, opts.partition_wait)
+    {
+        PathBuf::from(format!("/dev/{part}"))
+    } else {
+        // No partition node (e.g. a loop device without partition scanning): a loop device
+        // over the partition's bytes works the same for mkfs and mount.
+        let out = rec.run(
+            "losetup",
+            &[
+                "--find",
+                "--show",
+                "--offset",
+                &entry.start_bytes.to_string(),
+                "--sizelimit",
+                &entry.size_bytes.to_string(),
+                &dev,
+            ],
+        )?;
+        let l = PathBuf::from(out.trim());
+        undo.offset_loop = Some(l.clone());
+        l
+    };
+    let d = device.to_string_lossy().into_owned();
+    match fs {
+        FsKind::Ext4 => rec.run(
+            mkfs,
+            &[
+                "-F",
+                "-q",
+                "-L",
+                label,
+                // Initialise inode tables and journal now, so no background writer
+                // (ext4lazyinit) disturbs the benchmark.
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+                &d,
+            ],
+        )?,
+        FsKind::Xfs | FsKind::Btrfs => rec.run(mkfs, &["-f", "-L", label, &d])?,
+        FsKind::F2fs => rec.run(mkfs, &["-f", "-l", label, &d])?,
+    };
+    let mp = mount_dir(run_dir, &fresh);
+    std::fs::create_dir_all(&mp)
+        .with_context(|| format!("could not create mount point {}", mp.display()))?;
+    undo.created_mount_dir = Some(mp.clone());
+    let mps = mp.to_string_lossy().into_owned();
+    rec.run("mount", &["-t", fs.name(), "-o", "noatime", &d, &mps])?;
+    undo.mounted = Some(mp.clone());
+    let t = PreparedTarget {
+        disk: fresh.name.clone(),
+        device,
+        mount_point: mp.clone(),
+        work_dir: mp,
+        filesystem: fs.name().to_string(),
+        label: Some(label.to_string()),
+        erased: true,
+        offset_loop: undo.offset_loop.clone(),
+        commands: Vec::new(),
+    };
+    *undo = Undo::default();
+    Ok(t)
+}
+
+fn use_existing(
+    disk: &Disk,
+    device: &str,
+    fs_type: &str,
+    policy: &DiskPolicy,
+    run_dir: &Path,
+    rec: &mut Recorder<'_>,
+    undo: &mut Undo,
+) -> anyhow::Result<PreparedTarget> {
+    require_tool("mount", "mount (util-linux)")?;
+    let fresh = recheck(
+        disk,
+        policy,
+        &TargetUse::UseExisting {
+            device: device.to_string(),
+            fs_type: fs_type.to_string(),
+        },
+    )?;
+    let node = if device == fresh.name {
+        fresh.path.clone()
+    } else {
+        let p = fresh
+            .partitions
+            .iter()
+            .find(|p| p.name == device)
+            .with_context(|| format!("{} has no partition {device}", fresh.path.display()))?;
+        if p.in_kernel && p.path.exists() {
+            p.path.clone()
+        } else {
+            let (Some(start), Some(size)) = (p.start_bytes, p.size_bytes) else {
+                bail!(
+                    "the position of {device} on {} is unknown",
+                    fresh.path.display()
+                );
+            };
+            let out = rec.run(
+                "losetup",
+                &[
+                    "--find",
+                    "--show",
+                    "--offset",
+                    &start.to_string(),
+                    "--sizelimit",
+                    &size.to_string(),
+                    &fresh.path.to_string_lossy(),
+                ],
+            )?;
+            let l = PathBuf::from(out.trim());
+            undo.offset_loop = Some(l.clone());
+            l
+        }
+    };
+    let mp = mount_dir(run_dir, &fresh);
+    std::fs::create_dir_all(&mp)
+        .with_context(|| format!("could not create mount point {}", mp.display()))?;
+    undo.created_mount_dir = Some(mp.clone());
+    let d = node.to_string_lossy().into_owned();
+    let mps = mp.to_string_lossy().into_owned();
+    rec.run("mount", &["-t", fs_type, "-o", "noatime", &d, &mps])?;
+    undo.mounted = Some(mp.clone());
+    let work = mp.join("spindle");
+    if work.exists() {
+        bail!(
+            "{} already exists on {d} (left from an earlier run?): spindle only removes a spindle/ folder it created; delete it yourself or choose another disk",
+            work.display()
+        );
+    }
+    std::fs::create_dir(&work)
+        .with_context(|| format!("could not create {} ({d} is not writable?)", work.display()))?;
+    let t = PreparedTarget {
+        disk: fresh.name.clone(),
+        device: node,
+        mount_point: mp,
+        work_dir: work,
+        filesystem: fs_type.to_string(),
+        label: None,
+        erased: false,
+        offset_loop: undo.offset_loop.clone(),
+        commands: Vec::new(),
+    };
+    *undo = Undo::default();
+    Ok(t)
+}
+
+/// Undoes [`prepare`]: removes the `spindle/` folder (existing-filesystem mode), unmounts,
+/// detaches spindle's offset loop device and removes the mount point. Every step is tried; the
+/// first failure is returned.
+pub fn release(target: &PreparedTarget, runner: &CommandRunner) -> anyhow::Result<()> {
+    let mut first_err: Option<anyhow::Error> = None;
+    let mut keep = |r: anyhow::Result<()>| {
+        if let Err(e) = r {
+            first_err.get_or_insert(e);
+        }
+    };
+    if !target.erased && target.work_dir != target.mount_point {
+        keep(
+            std::fs::remove_dir_all(&target.work_dir)
+                .or_else(|e| {
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                })
+                .with_context(|| format!("could not remove {}", target.work_dir.display())),
+        );
+    }
+    let mp = target.mount_point.to_string_lossy().into_owned();
+    keep(
+        runner
+            .run("umount", &[&mp])
+            .map(|_| ())
+            .with_context(|| format!("could not unmount {mp}; unmount it by hand (umount {mp})")),
+    );
+    if let Some(l) = &target.offset_loop {
+        let l = l.to_string_lossy().into_owned();
+        keep(runner.run("losetup", &["-d", &l]).map(|_| ()));
+    }
+    let _ = std::fs::remove_dir(&target.mount_point);
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Owns a prepared target and releases it when dropped, so an early return or a panic between
+/// [`prepare`] and [`release`] never leaves a mount or loop device behind.
+pub struct ReleaseGuard {
+    target: Option<PreparedTarget>,
+    runner: CommandRunner,
+}
+
+impl ReleaseGuard {
+    pub fn new(target: PreparedTarget, runner: CommandRunner) -> Self {
+        ReleaseGuard {
+            target: Some(target),
+            runner,
+        }
+    }
+
+    /// The guarded target.
+    pub fn target(&self) -> &PreparedTarget {
+        self.target
+            .as_ref()
+            .expect("ReleaseGuard holds its target until dropped or released")
+    }
+
+    /// Releases now and reports the outcome (dropping would only log it).
+    pub fn release(mut self) -> anyhow::Result<()> {
+        match self.target.take() {
+            Some(t) => release(&t, &self.runner),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ReleaseGuard {
+    fn drop(&mut self) {
+        if let Some(t) = self.target.take() {
+            if let Err(e) = release(&t, &self.runner) {
+                eprintln!("spindle: releasing {}: {e:#}", t.mount_point.display());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk::{Disk, LinkSpeed, Transport, UsbInfo};
+
+    fn blank_usb() -> Disk {
+        Disk {
+            name: "sda".into(),
+            path: "/dev/sda".into(),
+            transport: Some(Transport::Usb),
+            size_bytes: Some(100 << 30),
+            serial: Some("WX11A1234567".into()),
+            usb: Some(UsbInfo {
+                link_speed: Some(LinkSpeed(5000.0)),
+                ..UsbInfo::default()
+            }),
+            ..Disk::default()
+        }
+    }
+
+    #[test]
+    fn plan_erase_blank_with_short_label() {
+        let p = plan_preparation(&blank_usb(), &DiskPolicy::default());
+        assert_eq!(
+            p,
+            Preparation::Erase {
+                filesystem: FsKind::Ext4,
+                label: "spindle-a1234567".into(),
+                named: false
+            }
+        );
+        let xfs = DiskPolicy {
+            filesystem: FsKind::Xfs,
+            ..DiskPolicy::default()
+        };
+        match plan_preparation(&blank_usb(), &xfs) {
+            Preparation::Erase { label, .. } => assert_eq!(label, "spindle-a123"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn plan_skips_boot_device_with_reason() {
+        let mut d = blank_usb();
+        d.boot = Some("sda2 is mounted at /".into());
+        match plan_preparation(&d, &DiskPolicy::default()) {
+            Preparation::Skip { reason } => assert!(reason.contains("boot/root device")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn partition_node_names() {
+        assert_eq!(partition_node("sda", 1), "sda1");
+        assert_eq!(partition_node("loop3", 1), "loop3p1");
+        assert_eq!(partition_node("nvme0n1", 1), "nvme0n1p1");
+        assert_eq!(partition_node("mmcblk0", 2), "mmcblk0p2");
+    }
+
+    #[test]
+    fn skip_plan_is_refused() {
+        let err = prepare(
+            &blank_usb(),
+            &Preparation::Skip {
+                reason: "busy".into(),
+            },
+            &DiskPolicy::default(),
+            Path::new("/nonexistent"),
+            &CommandRunner { quiet: true },
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("not prepared: busy"));
+    }
+}
