@@ -293,6 +293,9 @@ check_bundle() {
 check_full() {
 	check "spindle daemon ran at boot (spindle.service output on the console)" console_has '^\[ *[0-9.]+\] spindle\[[0-9]+\]: spindle: '
 	check "daemon finished the run and the stick was safe to remove" console_has 'SPINDLE-E2E: run finished'
+	check "no failed systemd units" console_has 'SPINDLE-E2E: failed-units count=0'
+	check "root filesystem mounted read-only" console_has 'SPINDLE-E2E: root-mount ro[,$]'
+	check "data partition grown to the card" console_has 'spindle-growdata: grew'
 	check "results bundle on the stick (fileio+OLTP for both blank disks, skips with reasons)" check_bundle
 }
 
