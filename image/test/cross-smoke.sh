@@ -32,8 +32,10 @@ check_runs() {
 	run mysqld --help >/dev/null
 	if run disks --help >/dev/null 2>&1; then
 		run disks
-		run disks --json | head -c 2000
-		echo
+		local json
+		json=$(run disks --json)
+		python3 -c 'import json, sys; json.loads(sys.stdin.read())' <<<"$json" ||
+			{ echo "cross-smoke: spindle disks --json is not valid JSON" >&2; return 1; }
 	else
 		echo "cross-smoke: 'spindle disks' not in this build yet; skipped" >&2
 	fi
