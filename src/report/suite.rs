@@ -254,21 +254,23 @@ pub fn render_summary(s: &SuiteResult) -> String {
             );
         }
     }
-    let notes: Vec<String> = s
-        .targets
-        .iter()
-        .flat_map(|t| {
-            t.phases.iter().flat_map(move |p| {
-                p.notes
-                    .iter()
-                    .map(move |n| format!("{} {}: {n}", t.name, p.name))
-            })
-        })
-        .collect();
+    // One line per target and distinct note, naming the phases it applies to.
+    let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
+    for t in &s.targets {
+        for p in &t.phases {
+            for n in &p.notes {
+                let key = format!("{} {n}", t.name);
+                match notes.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, phases)) => phases.push(&p.name),
+                    None => notes.push((key, vec![&p.name])),
+                }
+            }
+        }
+    }
     if !notes.is_empty() {
         let _ = writeln!(w, "\nNotes:");
-        for n in notes {
-            let _ = writeln!(w, "  {n}");
+        for (note, phases) in notes {
+            let _ = writeln!(w, "  {note} ({})", phases.join(", "));
         }
     }
     out
@@ -429,6 +431,26 @@ mod tests {
         );
         assert!(hdd.trim_end().ends_with("0.10"), "{hdd}");
         assert!(text.contains("Skipped disks:") && text.contains("holds data"));
+    }
+
+    #[test]
+    fn repeated_notes_are_listed_once_with_their_phases() {
+        let mut s = suite();
+        let mut second = s.targets[0].phases[0].clone();
+        second.name = "fileio-rndrd-t1".into();
+        s.targets[0].phases.push(second);
+        for p in &mut s.targets[0].phases {
+            p.notes = vec!["page cache dropped before the run".into()];
+        }
+        let text = render_summary(&s);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("page cache dropped"))
+            .collect();
+        assert_eq!(
+            lines,
+            vec!["  ssd page cache dropped before the run (fileio-rndrw-t1, fileio-rndrd-t1)"]
+        );
     }
 
     #[test]
