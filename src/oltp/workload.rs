@@ -348,7 +348,7 @@ impl Session {
                     self.begin(tally).await?;
                 }
                 if cfg.workload != Workload::WriteOnly {
-                    self.point_selects(cfg.point_selects, cfg, rng, tally)
+                    self.by_id(Q::Point, cfg.point_selects, cfg, rng, tally)
                         .await?;
                     if cfg.range_selects {
                         self.ranges(Q::Simple, cfg.simple_ranges, cfg, rng, tally)
@@ -361,7 +361,7 @@ impl Session {
                     }
                 }
                 if cfg.workload != Workload::ReadOnly {
-                    self.index_updates(cfg.index_updates, cfg, rng, tally)
+                    self.by_id(Q::IndexUpd, cfg.index_updates, cfg, rng, tally)
                         .await?;
                     self.non_index_updates(cfg.non_index_updates, cfg, rng, tally)
                         .await?;
@@ -371,9 +371,9 @@ impl Session {
                     self.commit(tally).await?;
                 }
             }
-            Workload::PointSelect => self.point_selects(1, cfg, rng, tally).await?,
+            Workload::PointSelect => self.by_id(Q::Point, 1, cfg, rng, tally).await?,
             Workload::UpdateIndex => {
-                self.index_updates(cfg.index_updates, cfg, rng, tally)
+                self.by_id(Q::IndexUpd, cfg.index_updates, cfg, rng, tally)
                     .await?
             }
             Workload::UpdateNonIndex => {
@@ -412,8 +412,11 @@ impl Session {
         Ok(())
     }
 
-    async fn point_selects(
+    /// `count` statements of kind `q` that take one id (point SELECT, index UPDATE), all on one
+    /// randomly chosen table, as sysbench's `execute_point_selects`/`execute_index_updates`.
+    async fn by_id(
         &mut self,
+        q: Q,
         count: u32,
         cfg: &OltpConfig,
         rng: &mut Rng,
@@ -422,8 +425,7 @@ impl Session {
         let t = rng.uniform(1, cfg.tables);
         for _ in 0..count {
             let id = rng.default(1, cfg.table_size.max(1));
-            self.exec(Q::Point, t, &[Arg::Int(id as i64)], tally)
-                .await?;
+            self.exec(q, t, &[Arg::Int(id as i64)], tally).await?;
         }
         Ok(())
     }
@@ -441,22 +443,6 @@ impl Session {
             let id = rng.default(1, cfg.table_size.max(1)) as i64;
             let end = id + cfg.range_size as i64 - 1;
             self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally)
-                .await?;
-        }
-        Ok(())
-    }
-
-    async fn index_updates(
-        &mut self,
-        count: u32,
-        cfg: &OltpConfig,
-        rng: &mut Rng,
-        tally: &mut Tally,
-    ) -> Result<(), mysql_async::Error> {
-        let t = rng.uniform(1, cfg.tables);
-        for _ in 0..count {
-            let id = rng.default(1, cfg.table_size.max(1));
-            self.exec(Q::IndexUpd, t, &[Arg::Int(id as i64)], tally)
                 .await?;
         }
         Ok(())
