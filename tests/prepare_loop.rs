@@ -72,12 +72,19 @@ impl Lab {
         self.dir.path().join(name)
     }
 
+    /// Creates a sparse, zero-filled image file of `mib` MiB (not attached).
+    fn file(&self, name: &str, mib: u64) -> PathBuf {
+        let img = self.path(name);
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(mib << 20)
+            .unwrap();
+        img
+    }
+
     /// Creates a sparse image of `mib` MiB and attaches it; returns (image, /dev/loopN).
     fn image(&mut self, name: &str, mib: u64) -> (PathBuf, String) {
-        let img = self.path(name);
-        let f = std::fs::File::create(&img).unwrap();
-        f.set_len(mib << 20).unwrap();
-        drop(f);
+        let img = self.file(name, mib);
         let dev = self.attach(&img);
         (img, dev)
     }
@@ -276,11 +283,7 @@ fn blank_image_is_prepared(opts: &PrepareOptions) -> spindle::provision::prepare
 #[test]
 fn image_with_files_is_left_byte_for_byte_unchanged() {
     let mut lab = Lab::new();
-    let img = lab.path("data.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    let img = lab.file("data.img", 64);
     ext4_with_files(&lab, &img);
     let before = sha256(&img);
     let dev = lab.attach(&img);
@@ -312,11 +315,7 @@ fn image_with_files_is_left_byte_for_byte_unchanged() {
 #[test]
 fn named_image_is_erased() {
     let mut lab = Lab::new();
-    let img = lab.path("named.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    let img = lab.file("named.img", 64);
     ext4_with_files(&lab, &img);
     let dev = lab.attach(&img);
     let disk = lab.disk(&dev);
@@ -345,11 +344,7 @@ fn named_image_is_erased() {
 #[test]
 fn existing_filesystem_is_used_in_a_spindle_folder_then_cleaned() {
     let mut lab = Lab::new();
-    let img = lab.path("reuse.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    let img = lab.file("reuse.img", 64);
     ext4_with_files(&lab, &img);
     let dev = lab.attach(&img);
     let disk = lab.disk(&dev);
@@ -400,11 +395,7 @@ fn existing_filesystem_is_used_in_a_spindle_folder_then_cleaned() {
 #[test]
 fn mounted_filesystem_is_refused_and_stays_mounted() {
     let mut lab = Lab::new();
-    let img = lab.path("mounted.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    let img = lab.file("mounted.img", 64);
     ext4_with_files(&lab, &img);
     let dev = lab.attach(&img);
     let user_mp = lab.path("user-mount");
@@ -492,11 +483,7 @@ fn xfs_and_btrfs_when_configured() {
 #[test]
 fn existing_filesystem_on_a_partition_the_kernel_does_not_show() {
     let mut lab = Lab::new();
-    let img = lab.path("gpt-data.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    let img = lab.file("gpt-data.img", 64);
     let i = img.to_str().unwrap();
     sh(
         "parted",
