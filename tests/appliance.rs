@@ -125,26 +125,26 @@ impl LoopStick {
     fn detach(&mut self) {
         if let Some(dev) = self.dev.take() {
             // the daemon may still have it mounted for a moment
-            let _ = Command::new("sh")
-                .args([
-                    "-c",
-                    &format!("grep -q '^{dev} ' /proc/mounts && umount -l {dev}"),
-                ])
-                .status();
+            lazy_unmount(&dev);
             sh("losetup", &["-d", &dev]);
         }
     }
 }
 
+/// Unmounts `dev` (lazily) if it is mounted.
+fn lazy_unmount(dev: &str) {
+    let _ = Command::new("sh")
+        .args([
+            "-c",
+            &format!("grep -q '^{dev} ' /proc/mounts && umount -l {dev}"),
+        ])
+        .status();
+}
+
 impl Drop for LoopStick {
     fn drop(&mut self) {
         if let Some(dev) = self.dev.take() {
-            let _ = Command::new("sh")
-                .args([
-                    "-c",
-                    &format!("grep -q '^{dev} ' /proc/mounts && umount -l {dev}"),
-                ])
-                .status();
+            lazy_unmount(&dev);
             let _ = Command::new("losetup").args(["-d", &dev]).status();
         }
     }
