@@ -33,6 +33,16 @@ fn suite(args: &[&str]) -> Output {
         .expect("run spindle suite")
 }
 
+/// The command succeeded; otherwise fail showing what it printed.
+fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 fn load(out: &Path) -> SuiteResult {
     let text = std::fs::read_to_string(out.join("results.json")).expect("results.json exists");
     serde_json::from_str(&text).expect("results.json parses")
@@ -155,12 +165,7 @@ fn suite_on_a_directory_writes_a_complete_bundle() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_ok(&o);
     let r = load(&out);
     assert_eq!(r.status, "complete");
     assert_complete_bundle(&out, &r, "scratch", TINY);
@@ -206,12 +211,7 @@ fn suite_as_a_normal_user() {
         .current_dir(d.path())
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_ok(&o);
     let r = load(&out);
     assert_complete_bundle(&out, &r, "scratch", QUICK);
     // Not root: the page cache could not be dropped, and the result says so.
@@ -307,12 +307,7 @@ fn suite_on_loop_disks_benchmarks_blank_ones_and_never_touches_data() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.success(),
-        "{}\n{stderr}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_ok(&o);
     let r = load(&out);
     assert_eq!(r.targets.len(), 2, "two blank disks benchmarked");
     assert_complete_bundle(&out, &r, &a.name(), QUICK);
