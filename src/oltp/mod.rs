@@ -20,10 +20,10 @@
 //!   does not reproduce sysbench's exact sequence.
 
 mod conn;
-mod epoll;
 mod prepare;
 pub mod rand;
 mod run;
+mod sockets;
 mod workload;
 
 pub use conn::{ConnectionConfig, IgnoreErrors};
@@ -42,6 +42,20 @@ use std::sync::Arc;
 pub enum PsMode {
     Auto,
     Disable,
+}
+
+/// How the run's connections wait for replies (hidden `--client-io`; see `oltp::sockets`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientIo {
+    /// Blocking read/write when a client thread drives a single unix-socket connection (like
+    /// sysbench), otherwise `Reactor`.
+    #[default]
+    Auto,
+    /// tokio's reactor, with the useless writable wake-ups of unix sockets dropped.
+    Reactor,
+    /// tokio's reactor as it comes.
+    Plain,
 }
 
 /// Everything one OLTP prepare/run/cleanup needs. Defaults are sysbench 1.0.20's.
@@ -110,9 +124,9 @@ pub struct OltpConfig {
     /// prepare: stream rows with LOAD DATA LOCAL INFILE when the server allows it (false: always
     /// sysbench's multi-row INSERTs). The tables are the same either way.
     pub load_data: bool,
-    /// run: stop the kernel waking the client when the server has read a request (see
-    /// `oltp::epoll`); halves the client's wake-ups per query on unix sockets.
-    pub skip_write_wakeups: bool,
+    /// run: how connections wait for replies (see `oltp::sockets`).
+    #[serde(default)]
+    pub client_io: ClientIo,
     /// OS threads driving the connections (0 = one per connection, like sysbench); each runs a
     /// single-threaded tokio runtime with its share of the connections.
     pub client_threads: u32,
@@ -152,7 +166,7 @@ impl Default for OltpConfig {
             connection: ConnectionConfig::default(),
             reconnect_timeout_s: 30.0,
             load_data: true,
-            skip_write_wakeups: true,
+            client_io: ClientIo::Auto,
             client_threads: 0,
         }
     }

@@ -15,6 +15,7 @@
 
 use super::conn::{classify, describe_error, ErrorClass};
 use super::rand::{time_seed, Dist, Rng, UniqueSeq};
+use super::sockets::Tuning;
 use super::workload::{Session, Tally};
 use super::{Controller, OltpConfig, OltpObserver};
 use crate::report::{
@@ -271,7 +272,7 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    let (rt, epfd) = match super::epoll::runtime_with_epoll() {
+    let (rt, polls) = match super::sockets::runtime_with_polls() {
         Ok(x) => x,
         Err(e) => {
             let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
@@ -279,7 +280,7 @@ fn client_thread(
             return Vec::new();
         }
     };
-    let epfd = epfd.filter(|_| shared.cfg.skip_write_wakeups);
+    let tuning = Tuning::new(shared.cfg.client_io, polls, ids.len());
     let cfg = &shared.cfg;
     let sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(ids.len());
@@ -300,13 +301,12 @@ fn client_thread(
                     ""
                 }
             })?;
+            let mut s = s;
+            tuning.apply(&mut s.conn);
             v.push((i, s));
         }
         Ok(v)
     });
-    if let (Some(fd), Ok(_)) = (epfd, &sessions) {
-        super::epoll::drop_write_interest(fd);
-    }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
     let Ok(sessions) = sessions else {
@@ -324,7 +324,7 @@ fn client_thread(
                 s,
                 Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
                 shared,
-                epfd,
+                tuning.clone(),
             ));
         }
         let mut outs = Vec::new();
@@ -371,7 +371,7 @@ async fn worker(
     mut session: Session,
     mut rng: Rng,
     shared: Arc<Shared>,
-    epfd: Option<i32>,
+    tuning: Tuning,
 ) -> WorkerOut {
     let cfg = &shared.cfg;
     let live = &shared.live[idx];
@@ -405,7 +405,7 @@ async fn worker(
                             if !lost(
                                 &shared,
                                 live,
-                                epfd,
+                                &tuning,
                                 &mut session,
                                 c,
                                 &e2,
@@ -428,7 +428,7 @@ async fn worker(
                     if !lost(
                         &shared,
                         live,
-                        epfd,
+                        &tuning,
                         &mut session,
                         code,
                         &e,
@@ -474,7 +474,7 @@ async fn worker(
 async fn lost(
     shared: &Shared,
     live: &Live,
-    epfd: Option<i32>,
+    tuning: &Tuning,
     session: &mut Session,
     code: u16,
     e: &mysql_async::Error,
@@ -485,9 +485,7 @@ async fn lost(
     match reconnect(shared).await {
         Reconnect::Done(s) => {
             *session = s;
-            if let Some(fd) = epfd {
-                super::epoll::drop_write_interest(fd);
-            }
+            tuning.apply(&mut session.conn);
             live.reconnects.fetch_add(1, Relaxed);
             true
         }
