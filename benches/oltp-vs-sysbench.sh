@@ -110,47 +110,62 @@ for r in $(seq "$PREPARE_ROUNDS"); do
   done
 done
 
-# --- runs: A B A B per workload and thread count.
+# --- runs: pairs per workload and thread count, the order alternating (A B, B A, ...) so
+# neither tool always runs on a server the other has just warmed up.
+run_one() {
+  local tool=$1 wl=$2 th=$3
+  if [ "$tool" = spindle ]; then
+    measure spindle run "$wl" "$th" -- \
+      "$SPINDLE" oltp "$wl" $(opts) --threads="$th" --time="$DURATION" run
+  else
+    measure sysbench run "$wl" "$th" -- \
+      sysbench "oltp_$wl" $(opts) --threads="$th" --time="$DURATION" run
+  fi
+}
 for th in $THREADS; do
   for wl in $WORKLOADS; do
     for r in $(seq "$ROUNDS"); do
-      measure spindle run "$wl" "$th" -- \
-        "$SPINDLE" oltp "$wl" $(opts) --threads="$th" --time="$DURATION" run
-      measure sysbench run "$wl" "$th" -- \
-        sysbench "oltp_$wl" $(opts) --threads="$th" --time="$DURATION" run
-      echo "$wl t=$th round $r: spindle $(tail -2 "$RAW" | head -1 | cut -f9) tps," \
-        "sysbench $(tail -1 "$RAW" | cut -f9) tps" >&2
+      if [ $((r % 2)) = 1 ]; then order="spindle sysbench"; else order="sysbench spindle"; fi
+      for tool in $order; do run_one "$tool" "$wl" "$th"; done
+      echo "$wl t=$th round $r: spindle $(grep -P "^spindle\trun\t$wl\t$th\t" "$RAW" | tail -1 | cut -f9) tps," \
+        "sysbench $(grep -P "^sysbench\trun\t$wl\t$th\t" "$RAW" | tail -1 | cut -f9) tps" >&2
     done
   done
 done
+[ -n "${KEEP:-}" ] && cp "$RAW" "$WORK/raw-final.tsv"
 
-# --- summary (medians).
+# --- summary.
 python3 - "$RAW" "$TABLES" "$TABLE_SIZE" "$PREPARE_THREADS" "$DURATION" "$ROUNDS" <<'EOF'
 import sys, statistics as st
 raw, tables, size, pth, dur, rounds = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(raw) if l.strip()]
 def med(xs): return st.median(xs) if xs else float("nan")
 print(f"\nspindle oltp vs sysbench 1.0.20, same server, unix socket; {dur} s runs, "
-      f"{rounds} interleaved rounds, medians; tables={tables} table-size={size}\n")
+      f"{rounds} interleaved pairs; medians, and the median (min-max) of the pair-by-pair "
+      f"ratios spindle/sysbench; tables={tables} table-size={size}\n")
 print("| workload | threads | tps spindle | tps sysbench | tps ratio | CPU µs/query spindle | "
-      "CPU µs/query sysbench | peak RSS spindle | peak RSS sysbench |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "CPU µs/query sysbench | CPU ratio | user µs/query spindle | user µs/query sysbench | "
+      "peak RSS spindle | peak RSS sysbench |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 keys = []
 for r in rows:
     if r[1] == "run" and (r[2], r[3]) not in keys:
         keys.append((r[2], r[3]))
+def cpu(r): return (float(r[5]) + float(r[6])) * 1e6 / max(1, int(r[9]))
+def user(r): return float(r[5]) * 1e6 / max(1, int(r[9]))
+def ratio(xs):
+    return f"{med(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "n/a"
 for wl, th in keys:
     def pick(tool):
         return [r for r in rows if r[0] == tool and r[1] == "run" and r[2] == wl and r[3] == th]
-    def stats(tool):
-        rs = pick(tool)
-        tps = med([float(r[8]) for r in rs])
-        cpu = med([(float(r[5]) + float(r[6])) * 1e6 / max(1, int(r[9])) for r in rs])
-        rss = med([int(r[7]) / 1024 for r in rs])
-        return tps, cpu, rss
-    a, b = stats("spindle"), stats("sysbench")
-    print(f"| {wl} | {th} | {a[0]:.0f} | {b[0]:.0f} | {a[0]/b[0]:.2f} | {a[1]:.1f} | {b[1]:.1f} | "
-          f"{a[2]:.1f} MiB | {b[2]:.1f} MiB |")
+    a, b = pick("spindle"), pick("sysbench")
+    pairs = list(zip(a, b))
+    tps_r = [float(x[8]) / float(y[8]) for x, y in pairs if float(y[8]) > 0]
+    cpu_r = [cpu(x) / cpu(y) for x, y in pairs if cpu(y) > 0]
+    print(f"| {wl} | {th} | {med([float(r[8]) for r in a]):.0f} | {med([float(r[8]) for r in b]):.0f} | "
+          f"{ratio(tps_r)} | {med([cpu(r) for r in a]):.1f} | {med([cpu(r) for r in b]):.1f} | "
+          f"{ratio(cpu_r)} | {med([user(r) for r in a]):.1f} | {med([user(r) for r in b]):.1f} | "
+          f"{med([int(r[7]) / 1024 for r in a]):.1f} MiB | {med([int(r[7]) / 1024 for r in b]):.1f} MiB |")
 prep = {t: med([float(r[4]) for r in rows if r[0] == t and r[1] == "prepare"]) for t in ("spindle", "sysbench")}
 print(f"\nprepare {tables}x{size} rows, {pth} threads: spindle {prep['spindle']:.1f} s, "
       f"sysbench {prep['sysbench']:.1f} s (ratio {prep['spindle']/prep['sysbench']:.2f})")

@@ -464,11 +464,9 @@ pub struct OltpArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, default_value_t = 30.0)]
     pub reconnect_timeout: f64,
-    /// How the run's connections wait for replies (for A/B measurements): auto (blocking
-    /// read/write when a thread drives one unix-socket connection, else tokio without writable
-    /// wake-ups), reactor (always the latter) or plain (tokio as it comes).
-    #[arg(long, hide = true, default_value = "auto")]
-    pub client_io: String,
+    /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
+    #[arg(long, hide = true)]
+    pub keep_write_wakeups: bool,
     /// OS threads driving the connections (0 = one per connection).
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,

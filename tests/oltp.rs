@@ -480,10 +480,10 @@ fn the_cli_takes_sysbench_style_words_and_booleans() {
 }
 
 /// The vendored mysql_async patches (vendor/README.md): results dropped undecoded in the codec
-/// and blocking I/O must leave the protocol in step — across many rows, several result sets, a
-/// row longer than one 16 MiB packet, and an error — in both protocols.
+/// must leave the protocol in step — across many rows, several result sets, a row longer than
+/// one 16 MiB packet, and an error — in both protocols.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropped_results_and_blocking_io_keep_the_protocol_in_step() {
+async fn dropped_results_keep_the_protocol_in_step() {
     let srv = TestServer::start().await;
     let mut conn = mysql_async::Conn::new(srv.opts()).await.unwrap();
     conn.query_drop("CREATE TABLE t (id INT PRIMARY KEY, c CHAR(120) NOT NULL)")
@@ -500,56 +500,41 @@ async fn dropped_results_and_blocking_io_keep_the_protocol_in_step() {
     )
     .await
     .unwrap();
-    for blocking in [false, true] {
-        if blocking {
-            assert!(
-                conn.set_blocking_io().unwrap(),
-                "a unix-socket connection switches to blocking I/O"
-            );
-        }
-        let stmt = conn
-            .prep("SELECT id, c FROM t WHERE id BETWEEN ? AND ?")
+    let stmt = conn
+        .prep("SELECT id, c FROM t WHERE id BETWEEN ? AND ?")
+        .await
+        .unwrap();
+    for round in 0..50u32 {
+        // Binary protocol: a dropped result of up to 5000 rows, then an exact check.
+        conn.exec_drop(&stmt, (1, 1 + round * 100)).await.unwrap();
+        let n: u32 = conn
+            .exec_first("SELECT COUNT(*) FROM t WHERE id <= ?", (round,))
             .await
+            .unwrap()
             .unwrap();
-        for round in 0..50u32 {
-            // Binary protocol: a dropped result of up to 5000 rows, then an exact check.
-            conn.exec_drop(&stmt, (1, 1 + round * 100)).await.unwrap();
-            let n: u32 = conn
-                .exec_first("SELECT COUNT(*) FROM t WHERE id <= ?", (round,))
-                .await
-                .unwrap()
-                .unwrap();
-            assert_eq!(
-                n, round,
-                "binary protocol out of step (blocking {blocking})"
-            );
-            // Text protocol.
-            conn.query_drop("SELECT * FROM t").await.unwrap();
-            let v: u32 = conn
-                .query_first(format!("SELECT {round}"))
-                .await
-                .unwrap()
-                .unwrap();
-            assert_eq!(v, round, "text protocol out of step (blocking {blocking})");
-        }
-        // Several result sets (and the procedure's final OK).
-        conn.query_drop("CALL two_sets()").await.unwrap();
-        // A row spread over two packets (> 16 MiB) is skipped as one row.
-        conn.query_drop("SELECT REPEAT('x', 17000000), 1 UNION ALL SELECT 'y', 2")
+        assert_eq!(n, round, "binary protocol out of step");
+        // Text protocol.
+        conn.query_drop("SELECT * FROM t").await.unwrap();
+        let v: u32 = conn
+            .query_first(format!("SELECT {round}"))
             .await
+            .unwrap()
             .unwrap();
-        // A server error in place of a result set, then the connection still works.
-        let e = conn
-            .query_drop("SELECT * FROM no_such_table")
-            .await
-            .unwrap_err();
-        assert!(e.to_string().contains("1146"), "{e}");
-        let rows: Vec<u32> = conn.query("SELECT id FROM t WHERE id <= 3").await.unwrap();
-        assert_eq!(
-            rows,
-            vec![1, 2, 3],
-            "decoded rows still arrive (blocking {blocking})"
-        );
+        assert_eq!(v, round, "text protocol out of step");
     }
+    // Several result sets (and the procedure's final OK).
+    conn.query_drop("CALL two_sets()").await.unwrap();
+    // A row spread over two packets (> 16 MiB) is skipped as one row.
+    conn.query_drop("SELECT REPEAT('x', 17000000), 1 UNION ALL SELECT 'y', 2")
+        .await
+        .unwrap();
+    // A server error in place of a result set, then the connection still works.
+    let e = conn
+        .query_drop("SELECT * FROM no_such_table")
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("1146"), "{e}");
+    let rows: Vec<u32> = conn.query("SELECT id FROM t WHERE id <= 3").await.unwrap();
+    assert_eq!(rows, vec![1, 2, 3], "decoded rows still arrive");
     conn.disconnect().await.unwrap();
 }

@@ -2,7 +2,7 @@
 //! among the options, sysbench's defaults, and validation.
 
 use crate::cli::OltpArgs;
-use crate::oltp::{ClientIo, IgnoreErrors, OltpConfig, PsMode, RandType, Workload};
+use crate::oltp::{IgnoreErrors, OltpConfig, PsMode, RandType, Workload};
 use anyhow::{bail, Context};
 use std::path::Path;
 
@@ -71,12 +71,6 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         "disable" => PsMode::Disable,
         other => bail!("--db-ps-mode={other}: use auto or disable"),
     };
-    let client_io = match args.client_io.as_str() {
-        "auto" => ClientIo::Auto,
-        "reactor" => ClientIo::Reactor,
-        "plain" => ClientIo::Plain,
-        other => bail!("--client-io={other}: use auto, reactor or plain"),
-    };
     let ignore_errors = IgnoreErrors::parse(&args.mysql_ignore_errors)
         .map_err(|e| anyhow::anyhow!("--mysql-ignore-errors: {e}"))?;
     if args.histogram && args.percentile == 0 {
@@ -132,7 +126,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         },
         reconnect_timeout_s: args.reconnect_timeout,
         load_data: true,
-        client_io,
+        skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
     };
     cfg.validate()?;

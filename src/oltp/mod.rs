@@ -44,20 +44,6 @@ pub enum PsMode {
     Disable,
 }
 
-/// How the run's connections wait for replies (hidden `--client-io`; see `oltp::sockets`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ClientIo {
-    /// Blocking read/write when a client thread drives a single unix-socket connection (like
-    /// sysbench), otherwise `Reactor`.
-    #[default]
-    Auto,
-    /// tokio's reactor, with the useless writable wake-ups of unix sockets dropped.
-    Reactor,
-    /// tokio's reactor as it comes.
-    Plain,
-}
-
 /// Everything one OLTP prepare/run/cleanup needs. Defaults are sysbench 1.0.20's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OltpConfig {
@@ -124,9 +110,9 @@ pub struct OltpConfig {
     /// prepare: stream rows with LOAD DATA LOCAL INFILE when the server allows it (false: always
     /// sysbench's multi-row INSERTs). The tables are the same either way.
     pub load_data: bool,
-    /// run: how connections wait for replies (see `oltp::sockets`).
-    #[serde(default)]
-    pub client_io: ClientIo,
+    /// run: stop the kernel waking the client when the server has read a request (see
+    /// `oltp::sockets`); halves the client's wake-ups per query on unix sockets.
+    pub skip_write_wakeups: bool,
     /// OS threads driving the connections (0 = one per connection, like sysbench); each runs a
     /// single-threaded tokio runtime with its share of the connections.
     pub client_threads: u32,
@@ -166,7 +152,7 @@ impl Default for OltpConfig {
             connection: ConnectionConfig::default(),
             reconnect_timeout_s: 30.0,
             load_data: true,
-            client_io: ClientIo::Auto,
+            skip_write_wakeups: true,
             client_threads: 0,
         }
     }

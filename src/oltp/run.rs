@@ -15,7 +15,6 @@
 
 use super::conn::{classify, describe_error, ErrorClass};
 use super::rand::{time_seed, Dist, Rng, UniqueSeq};
-use super::sockets::Tuning;
 use super::workload::{Session, Tally};
 use super::{Controller, OltpConfig, OltpObserver};
 use crate::report::{
@@ -280,7 +279,12 @@ fn client_thread(
             return Vec::new();
         }
     };
-    let tuning = Tuning::new(shared.cfg.client_io, polls, ids.len());
+    // The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
+    let polls = if shared.cfg.skip_write_wakeups {
+        polls
+    } else {
+        Vec::new()
+    };
     let cfg = &shared.cfg;
     let sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(ids.len());
@@ -301,12 +305,13 @@ fn client_thread(
                     ""
                 }
             })?;
-            let mut s = s;
-            tuning.apply(&mut s.conn);
             v.push((i, s));
         }
         Ok(v)
     });
+    if sessions.is_ok() {
+        super::sockets::drop_write_interest(&polls);
+    }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
     let Ok(sessions) = sessions else {
@@ -324,7 +329,7 @@ fn client_thread(
                 s,
                 Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
                 shared,
-                tuning.clone(),
+                polls.clone(),
             ));
         }
         let mut outs = Vec::new();
@@ -371,7 +376,7 @@ async fn worker(
     mut session: Session,
     mut rng: Rng,
     shared: Arc<Shared>,
-    tuning: Tuning,
+    polls: Vec<i32>,
 ) -> WorkerOut {
     let cfg = &shared.cfg;
     let live = &shared.live[idx];
@@ -405,7 +410,7 @@ async fn worker(
                             if !lost(
                                 &shared,
                                 live,
-                                &tuning,
+                                &polls,
                                 &mut session,
                                 c,
                                 &e2,
@@ -428,7 +433,7 @@ async fn worker(
                     if !lost(
                         &shared,
                         live,
-                        &tuning,
+                        &polls,
                         &mut session,
                         code,
                         &e,
@@ -474,7 +479,7 @@ async fn worker(
 async fn lost(
     shared: &Shared,
     live: &Live,
-    tuning: &Tuning,
+    polls: &[i32],
     session: &mut Session,
     code: u16,
     e: &mysql_async::Error,
@@ -485,7 +490,7 @@ async fn lost(
     match reconnect(shared).await {
         Reconnect::Done(s) => {
             *session = s;
-            tuning.apply(&mut session.conn);
+            super::sockets::drop_write_interest(polls);
             live.reconnects.fetch_add(1, Relaxed);
             true
         }

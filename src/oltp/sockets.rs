@@ -1,26 +1,22 @@
-//! How the run's connections wait for replies, so a query costs the client what it costs
-//! sysbench (which blocks in recv()).
+//! Linux-only tuning of the run phase: no wake-up per query for "socket writable".
 //!
-//! * **Blocking I/O** (default when a client thread drives one connection over a unix socket,
-//!   i.e. always unless `client_threads` < `threads`): the connection's socket is switched to
-//!   blocking mode and read/written with plain read(2)/write(2) (a small patch in the vendored
-//!   mysql_async, `Conn::set_blocking_io`). A query is then one write and one read that sleeps
-//!   in the kernel: no failed read, no epoll_wait, no reactor bookkeeping. tokio's reactor
-//!   cannot give this: it clears a socket's readiness after every short read, so it always asks
-//!   epoll before the next one. The thread has nothing else to do while its query is in flight,
-//!   exactly like a sysbench thread.
-//! * **Reactor without write wake-ups** (several connections per thread, or TCP): tokio
-//!   registers every socket for readable AND writable events (edge-triggered). On a unix stream
-//!   socket the kernel signals EPOLLOUT each time the peer *reads* (unix_write_space has no "was
-//!   full" check, unlike TCP), so every query woke the client twice. Requests are tiny (< 1 KiB)
-//!   and strictly request/response, so a write never meets a full buffer: EPOLLOUT is dropped
-//!   from the sockets of the run's own runtime (found through its eventpoll instances in
-//!   /proc/self/fdinfo). If anything looks unexpected this is skipped; correctness never
-//!   depends on it.
+//! tokio registers every socket for readable AND writable events (edge-triggered). On a unix
+//! stream socket the kernel signals EPOLLOUT each time the peer *reads* (unix_write_space has no
+//! "was full" check, unlike TCP), so every query woke the client thread twice: once when the
+//! server read the request (useless), once when the reply arrived. During `run` the requests
+//! are tiny (< 1 KiB) and strictly request/response, so a write never meets a full buffer and
+//! never needs a writable event: EPOLLOUT is dropped from the sockets of the run's own runtime,
+//! found through its eventpoll instances in /proc/self/fdinfo (tokio 1.4x creates two per
+//! runtime). A query then costs write + epoll_wait + read. If anything looks unexpected the
+//! tuning is skipped; correctness never depends on it. `--keep-write-wakeups` (hidden) turns it
+//! off for A/B runs.
 //!
-//! The hidden `--client-io=reactor|plain` selects the second mode or plain tokio for A/B runs.
+//! Tried and dropped: switching the socket to blocking mode and reading with plain read(2)
+//! past the reactor (write + read per query, like sysbench's recv). It cut the syscalls per
+//! query from 3 to 2 but, in interleaved 4-second runs on the 2-CPU test machine, gave 0.89-0.90x
+//! the queries per second and 1.10-1.18x the client CPU per query of this mode (point_select and
+//! read_only, 4 threads, 6 pairs each).
 
-use super::ClientIo;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
@@ -79,40 +75,6 @@ pub(crate) fn parse_fdinfo(text: &str) -> Vec<(i32, u32, u64)> {
         }
     }
     out
-}
-
-/// The I/O mode one client thread applies to each connection it (re)connects.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Tuning {
-    /// Switch unix-socket connections to blocking I/O (the thread drives only one).
-    blocking: bool,
-    /// The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: none.
-    polls: Vec<i32>,
-}
-
-impl Tuning {
-    /// `polls`: the thread's runtime's eventpoll fds; `connections`: how many it drives.
-    pub(crate) fn new(mode: ClientIo, polls: Vec<i32>, connections: usize) -> Self {
-        match mode {
-            ClientIo::Auto => Tuning {
-                blocking: connections == 1,
-                polls,
-            },
-            ClientIo::Reactor => Tuning {
-                blocking: false,
-                polls,
-            },
-            ClientIo::Plain => Tuning::default(),
-        }
-    }
-
-    /// Applies the mode to a freshly connected `conn` of this thread.
-    pub(crate) fn apply(&self, conn: &mut mysql_async::Conn) {
-        if self.blocking && matches!(conn.set_blocking_io(), Ok(true)) {
-            return;
-        }
-        drop_write_interest(&self.polls);
-    }
 }
 
 /// Removes EPOLLOUT from every socket registered in the eventpoll instances `polls` (a

@@ -913,21 +913,6 @@ impl Conn {
         Ok(false)
     }
 
-    /// spindle patch: switches a unix-socket connection to blocking I/O (plain read(2) and
-    /// write(2) past tokio's reactor; see `Socket::set_blocking`). For a connection that is the
-    /// only thing its thread drives, e.g. one connection per current-thread runtime: a query in
-    /// flight then blocks the thread. `Ok(false)`: not a unix socket, nothing changed.
-    pub fn set_blocking_io(&mut self) -> std::io::Result<bool> {
-        let Some(codec) = self.inner.stream.as_mut().and_then(|s| s.codec.as_mut()) else {
-            return Ok(false);
-        };
-        match codec.get_mut() {
-            #[cfg(unix)]
-            crate::io::Endpoint::Socket(socket) => socket.set_blocking().map(|()| true),
-            _ => Ok(false),
-        }
-    }
-
     /// spindle patch: the next `read_packet` discards result set rows and returns the packet
     /// that ends the set (see `PacketCodec::skip_result_rows`).
     pub(crate) fn skip_result_rows(&mut self) {
