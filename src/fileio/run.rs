@@ -230,8 +230,8 @@ fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
                 continue;
             }
         }
-        s.latency.record(ns);
-        s.interval_hist.record(ns);
+        let bucket = s.latency.record(ns);
+        s.interval_hist.record_bucket(bucket);
         s.interval_max_ns = s.interval_max_ns.max(ns);
         s.validated_blocks += validated;
         let it = &mut s.interval;

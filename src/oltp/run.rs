@@ -90,7 +90,12 @@ impl Shared {
     }
 
     fn past_deadline(&self) -> bool {
-        matches!(self.deadline.get(), Some(Some(d)) if Instant::now() >= *d)
+        self.past(Instant::now())
+    }
+
+    /// Whether `now` is at or after the `--time` deadline.
+    fn past(&self, now: Instant) -> bool {
+        matches!(self.deadline.get(), Some(Some(d)) if now >= *d)
     }
 
     fn set_fatal(&self, msg: String) {
@@ -383,8 +388,11 @@ async fn worker(
     let mut recorder = LatencyRecorder::new();
     let mut errors_by_code = BTreeMap::new();
     let events_limit = cfg.events;
+    // The clock is read twice per transaction: at its start, and at its end (which also serves
+    // the next deadline check).
+    let mut now = Instant::now();
     'events: loop {
-        if shared.stopping() || shared.past_deadline() {
+        if shared.stopping() || shared.past(now) {
             break;
         }
         if events_limit > 0 && shared.tickets.fetch_add(1, Relaxed) >= events_limit {
@@ -460,10 +468,11 @@ async fn worker(
                 break 'events;
             }
         }
-        let ns = t0.elapsed().as_nanos() as u64;
-        recorder.record(ns);
+        now = Instant::now();
+        let ns = now.saturating_duration_since(t0).as_nanos() as u64;
+        let bucket = recorder.record(ns);
         live.events.fetch_add(1, Relaxed);
-        live.hist[recorder.sysbench().bucket_of(ns).min(BUCKETS - 1)].fetch_add(1, Relaxed);
+        live.hist[bucket.min(BUCKETS - 1)].fetch_add(1, Relaxed);
         live.interval_max_ns.fetch_max(ns, Relaxed);
     }
     shared.running.fetch_sub(1, Relaxed);

@@ -124,13 +124,14 @@ impl LatencyRecorder {
 
     /// Records one event's latency.
     #[inline]
-    pub fn record(&mut self, ns: u64) {
+    /// Records one latency; returns its sysbench histogram bucket.
+    pub fn record(&mut self, ns: u64) -> usize {
         self.count += 1;
         self.sum_ns += ns as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
-        self.sysbench.record(ns);
         self.hdr.saturating_record(ns.clamp(1, HDR_MAX_NS));
+        self.sysbench.record(ns)
     }
 
     pub fn count(&self) -> u64 {

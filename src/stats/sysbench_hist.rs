@@ -62,9 +62,16 @@ impl SysbenchHistogram {
     }
 
     #[inline]
-    pub fn record(&mut self, ns: u64) {
+    /// Counts `ns`; returns its bucket.
+    pub fn record(&mut self, ns: u64) -> usize {
         let b = self.bucket_of(ns);
-        self.counts[b] += 1;
+        self.record_bucket(b);
+        b
+    }
+
+    /// Counts one value whose bucket (from [`SysbenchHistogram::bucket_of`]) is known.
+    pub fn record_bucket(&mut self, bucket: usize) {
+        self.counts[bucket.min(BUCKETS - 1)] += 1;
         self.total += 1;
     }
 

@@ -872,6 +872,12 @@ impl Conn {
 
     /// Returns `true` for ProgressReport packet.
     fn handle_packet(&mut self, packet: &PooledBuf) -> Result<bool> {
+        // spindle patch: only OK (0x00), EOF/OK terminator (0xFE) and ERR (0xFF) packets are
+        // handled here; anything else (column counts, column definitions, rows) would only fail
+        // both parses below, each failure allocating an io::Error.
+        if !matches!(packet.first(), Some(0x00 | 0xFE | 0xFF)) {
+            return Ok(false);
+        }
         let ok_packet = if self.has_pending_result() {
             if self.has_capabilities(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
                 ParseBuf(packet)
