@@ -212,6 +212,59 @@ async fn load_data(
     }
 }
 
+/// How one row is spelled: LOAD DATA's default text format or an INSERT's value tuple.
+struct RowSyntax {
+    open: &'static str,
+    /// After each number (id, k).
+    sep: &'static str,
+    /// Before c.
+    quote: &'static str,
+    /// Between c and pad.
+    mid: &'static str,
+    /// After pad.
+    close: &'static str,
+}
+
+/// `id\tk\tc\tpad\n` (LOAD DATA's defaults: tab-separated fields, one line per row).
+const TSV_ROW: RowSyntax = RowSyntax {
+    open: "",
+    sep: "\t",
+    quote: "",
+    mid: "\t",
+    close: "\n",
+};
+
+/// `(id, k, 'c', 'pad')`, as sysbench's INSERTs.
+const SQL_ROW: RowSyntax = RowSyntax {
+    open: "(",
+    sep: ", ",
+    quote: "'",
+    mid: "', '",
+    close: "')",
+};
+
+/// Appends row `id` (its random k, c and pad drawn in sysbench's order) to `out`. Both load
+/// paths use it, so the tables are the same whichever path the server allows.
+fn write_row(
+    rng: &mut Rng,
+    id: u32,
+    table_size: u32,
+    auto_inc: bool,
+    syn: &RowSyntax,
+    out: &mut Vec<u8>,
+) {
+    let k = rng.default(1, table_size);
+    out.extend_from_slice(syn.open.as_bytes());
+    if !auto_inc {
+        let _ = write!(out, "{id}{}", syn.sep);
+    }
+    let _ = write!(out, "{k}{}{}", syn.sep, syn.quote);
+    rng.fill_template(C_TEMPLATE, out);
+    out.extend_from_slice(syn.mid.as_bytes());
+    rng.fill_template(PAD_TEMPLATE, out);
+    out.extend_from_slice(syn.close.as_bytes());
+}
+
 /// The rows of one table as LOAD DATA's default text format (tab-separated lines), in chunks.
 fn row_stream(mut rng: Rng, rows: u32, table_size: u32, auto_inc: bool) -> mysql_async::InfileData {
     const CHUNK: usize = 256 << 10;
@@ -222,16 +275,7 @@ fn row_stream(mut rng: Rng, rows: u32, table_size: u32, auto_inc: bool) -> mysql
         }
         let mut buf = Vec::with_capacity(CHUNK + 256);
         while i <= rows && buf.len() < CHUNK {
-            let k = rng.default(1, table_size);
-            if auto_inc {
-                let _ = write!(buf, "{k}\t");
-            } else {
-                let _ = write!(buf, "{i}\t{k}\t");
-            }
-            rng.fill_template(C_TEMPLATE, &mut buf);
-            buf.push(b'\t');
-            rng.fill_template(PAD_TEMPLATE, &mut buf);
-            buf.push(b'\n');
+            write_row(&mut rng, i, table_size, auto_inc, &TSV_ROW, &mut buf);
             i += 1;
         }
         std::task::Poll::Ready(Some(Ok(bytes::Bytes::from(buf))))
@@ -266,20 +310,18 @@ async fn insert_rows(
     let mut buf = Vec::with_capacity(256);
     let mut in_batch = 0usize;
     for i in 1..=rows {
-        let k = rng.default(1, cfg.table_size.max(1));
         buf.clear();
         if in_batch > 0 {
             buf.push(b',');
         }
-        if cfg.auto_inc {
-            let _ = write!(buf, "({k}, '");
-        } else {
-            let _ = write!(buf, "({i}, {k}, '");
-        }
-        rng.fill_template(C_TEMPLATE, &mut buf);
-        buf.extend_from_slice(b"', '");
-        rng.fill_template(PAD_TEMPLATE, &mut buf);
-        buf.extend_from_slice(b"')");
+        write_row(
+            &mut rng,
+            i,
+            cfg.table_size.max(1),
+            cfg.auto_inc,
+            &SQL_ROW,
+            &mut buf,
+        );
         if in_batch > 0 && sql.len() + buf.len() > limit {
             send(conn, &sql, n).await?;
             sql.clear();
@@ -335,6 +377,38 @@ pub fn cleanup(cfg: &OltpConfig, observer: &dyn OltpObserver) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_load_paths_write_the_same_rows() {
+        let rng = || Rng::new(7, 10_001, Dist::new(&crate::oltp::RandConfig::default()));
+        for auto_inc in [false, true] {
+            let (mut a, mut b) = (rng(), rng());
+            let (mut tsv, mut sql) = (Vec::new(), Vec::new());
+            for id in 1..=3 {
+                write_row(&mut a, id, 1000, auto_inc, &TSV_ROW, &mut tsv);
+                write_row(&mut b, id, 1000, auto_inc, &SQL_ROW, &mut sql);
+                sql.push(b',');
+            }
+            let tsv = String::from_utf8(tsv).unwrap();
+            let sql = String::from_utf8(sql).unwrap();
+            let from_sql: Vec<String> = sql
+                .trim_end_matches(',')
+                .split("),(")
+                .map(|r| r.trim_matches(|c| c == '(' || c == ')').replace("'", ""))
+                .map(|r| r.replace(", ", "\t"))
+                .collect();
+            let from_tsv: Vec<&str> = tsv.lines().collect();
+            assert_eq!(from_tsv, from_sql, "auto_inc {auto_inc}");
+            let fields: Vec<&str> = from_tsv[0].split('\t').collect();
+            assert_eq!(fields.len(), if auto_inc { 3 } else { 4 }, "{tsv}");
+            if !auto_inc {
+                assert_eq!(fields[0], "1");
+            }
+            // c and pad in their places (their digits are rand.rs's tests' business).
+            assert_eq!(fields[fields.len() - 2].len(), C_TEMPLATE.len(), "{tsv}");
+            assert_eq!(fields[fields.len() - 1].len(), PAD_TEMPLATE.len(), "{tsv}");
+        }
+    }
 
     #[test]
     fn create_table_matches_sysbench() {
