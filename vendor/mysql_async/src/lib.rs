@@ -434,7 +434,6 @@ extern crate mysql_common;
 pub use mysql_common::{constants as consts, params};
 
 
-
 mod buffer_pool;
 
 #[macro_use]
