@@ -103,7 +103,7 @@ fn onoff(s: &str) -> Result<bool, String> {
 }
 
 fn size(s: &str) -> Result<u64, String> {
-    crate::config::parse_size(s)
+    crate::units::parse_size(s)
 }
 
 /// `spindle fileio`: options as sysbench 1.0's, so a sysbench command line can be pasted.

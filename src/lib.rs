@@ -10,16 +10,21 @@ pub mod appliance;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod db;
 pub mod disk;
+pub mod engine;
 pub mod fileio;
+pub mod model;
 pub mod oltp;
 pub mod provision;
 pub mod report;
+pub mod rng;
 pub mod sink;
 pub mod stats;
 pub mod status;
 pub mod sys;
 pub mod tpcc;
+pub mod units;
 
 use std::ffi::OsString;
 

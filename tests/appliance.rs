@@ -8,10 +8,11 @@ use spindle::appliance::daemon::{
     run_daemon, send_control, ControlCommand, DaemonDeps, RunLauncher, RunRequest, SuiteLauncher,
 };
 use spindle::config::appliance::{ApplianceSettings, IndicatorBackend};
+use spindle::engine::Controller;
 use spindle::status::{MockIndicator, MockLog, Pattern, Phase, StickProblem};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -171,7 +172,7 @@ struct Appliance {
     dir: tempfile::TempDir,
     settings: ApplianceSettings,
     log: MockLog,
-    stop: Arc<AtomicBool>,
+    stop: Controller,
     thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
 }
 
@@ -219,7 +220,7 @@ impl Appliance {
         launcher: Arc<dyn RunLauncher>,
     ) -> Self {
         let (ind, log) = MockIndicator::new();
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Controller::new();
         let (st, s) = (stop.clone(), settings.clone());
         let thread = std::thread::spawn(move || {
             run_daemon(
@@ -284,7 +285,7 @@ impl Appliance {
     }
 
     fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.ask_to_stop();
         if let Some(t) = self.thread.take() {
             t.join().unwrap().unwrap();
             assert_eq!(self.log.current(), None, "LEDs left on after exit");
@@ -303,7 +304,7 @@ impl Appliance {
 
 impl Drop for Appliance {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.ask_to_stop();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -775,7 +776,7 @@ impl RunLauncher for Broken {
         &self,
         _req: &RunRequest,
         _observer: &dyn spindle::appliance::suite::SuiteObserver,
-        _stop: &AtomicBool,
+        _stop: &Controller,
     ) -> anyhow::Result<spindle::appliance::state::RunOutcome> {
         if self.panic {
             panic!("launcher bug (expected by the test)");

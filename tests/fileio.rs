@@ -1,11 +1,11 @@
 //! fileio integration tests: real files in temporary directories, the real binary for the CLI
 //! and report text, the engine in-process for semantics (counts from the result document).
 
-use spindle::fileio::{self, Compat, FileioConfig, NoObserver, TestMode};
-use spindle::report::{BenchResult, Counters, FileioCounters};
+use spindle::engine::{Controller, Silent};
+use spindle::fileio::{self, Compat, FileioConfig, TestMode};
+use spindle::report::{BenchResult, Counters, FileioCounters, TestOptions};
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 fn spindle(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -56,13 +56,13 @@ fn counters(r: &BenchResult) -> &FileioCounters {
 }
 
 fn run(cfg: &FileioConfig) -> BenchResult {
-    let r = fileio::run(cfg, &NoObserver, &AtomicBool::new(false)).expect("fileio run");
-    assert_eq!(r.error, None);
-    r
+    let m = fileio::run(cfg, &Controller::new(), &Silent).expect("fileio run");
+    assert_eq!(m.error, None);
+    BenchResult::new(TestOptions::Fileio(cfg.clone()), m)
 }
 
 fn prepare(cfg: &FileioConfig) {
-    fileio::prepare(cfg, &mut |_| {}).expect("prepare");
+    fileio::prepare(cfg, &Controller::new(), &Silent).expect("prepare");
 }
 
 /// The labels of a sysbench-style report: the text before ':' on each "label: value" line.
@@ -417,8 +417,11 @@ fn json_and_save_write_the_same_versioned_document() {
     assert_eq!(r, saved);
     assert_eq!(r.schema_version, spindle::report::SCHEMA_VERSION);
     assert_eq!(r.tool.name, "spindle");
-    assert_eq!(r.options["file_num"], 2);
-    assert_eq!(r.options["test_mode"], "rndrd");
+    let TestOptions::Fileio(o) = &r.options else {
+        panic!("fileio options expected: {:?}", r.options)
+    };
+    assert_eq!(o.file_num, 2);
+    assert_eq!(o.test_mode, Some(TestMode::Rndrd));
     assert!(
         r.latency.p50_us > 0.0
             && r.latency.p99_us >= r.latency.p50_us

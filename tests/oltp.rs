@@ -6,11 +6,11 @@
 mod common;
 
 use common::TestServer;
-use spindle::oltp::{
-    self, ConnectionConfig, Controller, OltpConfig, OltpObserver, PsMode, Silent, Workload,
-};
+use spindle::engine::{Controller, Observer, Silent};
+use spindle::model::{Counters, Measurement, OltpCounters};
+use spindle::oltp::{self, ConnectionConfig, OltpConfig, PsMode, Workload};
 use spindle::provision::mysqld;
-use spindle::report::{BenchResult, Counters, OltpCounters};
+use spindle::report::BenchResult;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -43,7 +43,7 @@ fn config(srv: &TestServer, workload: Workload, tables: u32, size: u32) -> OltpC
     }
 }
 
-fn counters(r: &BenchResult) -> &OltpCounters {
+fn counters(r: &Measurement) -> &OltpCounters {
     match &r.counters {
         Counters::Oltp(c) => c,
         other => panic!("not OLTP counters: {other:?}"),
@@ -53,14 +53,14 @@ fn counters(r: &BenchResult) -> &OltpCounters {
 /// Collects the engine's progress lines.
 #[derive(Default)]
 struct Lines(Mutex<Vec<String>>);
-impl OltpObserver for Lines {
+impl Observer for Lines {
     fn message(&self, line: &str) {
         self.0.lock().unwrap().push(line.to_string());
     }
 }
 
 /// Runs the engine on a plain thread (it blocks) and returns its result.
-async fn run_blocking(cfg: OltpConfig) -> anyhow::Result<BenchResult> {
+async fn run_blocking(cfg: OltpConfig) -> anyhow::Result<Measurement> {
     tokio::task::spawn_blocking(move || oltp::run(&cfg, &Controller::new(), &Silent))
         .await
         .expect("the run thread panicked")
@@ -69,7 +69,7 @@ async fn run_blocking(cfg: OltpConfig) -> anyhow::Result<BenchResult> {
 async fn prepare_blocking(cfg: OltpConfig) -> (anyhow::Result<oltp::PrepareSummary>, Vec<String>) {
     tokio::task::spawn_blocking(move || {
         let lines = Lines::default();
-        let r = oltp::prepare(&cfg, &lines);
+        let r = oltp::prepare(&cfg, &Controller::new(), &lines);
         (r, lines.0.into_inner().unwrap())
     })
     .await
@@ -91,7 +91,7 @@ fn check_c_pad(c: &str, pad: &str) {
 type Mix = (Workload, fn(&mut OltpConfig), (u64, u64, u64), &'static str);
 
 /// Per-transaction mix: (reads, writes, other) per event, exactly.
-fn assert_mix(r: &BenchResult, per_tx: (u64, u64, u64), what: &str) {
+fn assert_mix(r: &Measurement, per_tx: (u64, u64, u64), what: &str) {
     let c = counters(r);
     assert_eq!(r.error, None, "{what}: run failed");
     assert_eq!(c.ignored_errors, 0, "{what}: unexpected ignored errors");
@@ -209,11 +209,12 @@ async fn prepare_schema_statement_mixes_ignored_errors_and_cleanup() {
         // has, and sysbench (rightly) counts such an UPDATE as "other".
         c.rand.seed = 100 + i as u64;
         adjust(&mut c);
+        let name = c.test_name();
         let r = run_blocking(c)
             .await
             .unwrap_or_else(|e| panic!("{what}: {e:#}"));
         assert_mix(&r, per_tx, what);
-        assert_eq!(r.test, format!("oltp_{}", w.name()));
+        assert_eq!(name, format!("oltp_{}", w.name()));
     }
     // delete: a DELETE of an id already deleted affects no row and counts as "other".
     let r = run_blocking(config(&srv, Workload::Delete, 2, 300))

@@ -13,6 +13,7 @@ use super::targets::{candidates, plan_disks, prepare_disks, release_disks};
 use crate::config::appliance::{ApplianceSettings, StickOverrides};
 use crate::config::profile::Profile;
 use crate::disk::{Disk, DiskPolicy};
+use crate::engine::Controller;
 use crate::provision::prepare::Preparation;
 use crate::report::suite::Skipped;
 use crate::sink::{self, CopyReport, ResultsStick, RunStore};
@@ -51,7 +52,7 @@ pub trait RunLauncher: Send + Sync {
         &self,
         req: &RunRequest,
         observer: &dyn SuiteObserver,
-        stop: &AtomicBool,
+        stop: &Controller,
     ) -> anyhow::Result<RunOutcome>;
 }
 
@@ -97,7 +98,7 @@ impl RunLauncher for SuiteLauncher {
         &self,
         req: &RunRequest,
         observer: &dyn SuiteObserver,
-        stop: &AtomicBool,
+        stop: &Controller,
     ) -> anyhow::Result<RunOutcome> {
         let profile = Profile::load(&req.profile)?;
         let runner = CommandRunner::new();
@@ -336,7 +337,7 @@ struct Daemon {
     state: State,
     stick: Option<ResultsStick>,
     overrides: Option<StickOverrides>,
-    run_stop: Arc<AtomicBool>,
+    run_stop: Controller,
     run_thread: Option<std::thread::JoinHandle<()>>,
     copy_thread: Option<std::thread::JoinHandle<()>>,
     disks: usize,
@@ -372,7 +373,7 @@ impl Daemon {
                     eprintln!(
                         "spindle: aborting the run (servers are stopped, partial results kept)"
                     );
-                    self.run_stop.store(true, Ordering::SeqCst);
+                    self.run_stop.ask_to_stop();
                 }
                 Action::CopyToStick => self.start_copy(),
                 Action::Refuse(why) => eprintln!("spindle: {why}"),
@@ -410,7 +411,7 @@ impl Daemon {
             settings: self.settings.clone(),
         };
         eprintln!("spindle: starting run {} (profile {})", run.id, req.profile);
-        self.run_stop.store(false, Ordering::SeqCst);
+        self.run_stop = Controller::new();
         let stop = self.run_stop.clone();
         let launcher = self.launcher.clone();
         let tx = self.tx.clone();
@@ -426,10 +427,8 @@ impl Daemon {
             });
             if let Err(e) = &r {
                 let text = format!("The run could not be carried out:\n{e:#}\n");
-                let _ = crate::report::write::write_atomic(
-                    &req.out_dir.join("ERROR.txt"),
-                    text.as_bytes(),
-                );
+                let _ =
+                    crate::sys::fs::write_atomic(&req.out_dir.join("ERROR.txt"), text.as_bytes());
             }
             remove_empty_dirs(&req.work_dir);
             let _ = tx.send(Msg::RunDone(r.map_err(|e| format!("{e:#}"))));
@@ -588,7 +587,7 @@ impl Daemon {
 pub fn run_daemon(
     settings: ApplianceSettings,
     deps: DaemonDeps,
-    stop: &AtomicBool,
+    stop: &Controller,
 ) -> anyhow::Result<()> {
     settings.validate()?;
     let store = RunStore::open(&settings.appliance.runs_dir)?;
@@ -635,7 +634,7 @@ pub fn run_daemon(
         state: State::default(),
         stick: None,
         overrides: None,
-        run_stop: Arc::new(AtomicBool::new(false)),
+        run_stop: Controller::new(),
         run_thread: None,
         copy_thread: None,
         disks: 0,
@@ -667,7 +666,7 @@ pub fn run_daemon(
     let mut last_poll = Instant::now();
     let mut exiting = false;
     loop {
-        if stop.load(Ordering::SeqCst) && !exiting {
+        if stop.stop_requested() && !exiting {
             eprintln!("spindle: signal received, stopping");
             d.handle(Event::Signal);
             exiting = true;

@@ -125,7 +125,7 @@ fn drop_caches() -> bool {
 pub fn run_suite(
     opts: &SuiteOptions,
     observer: &dyn SuiteObserver,
-    stop: &AtomicBool,
+    stop: &crate::engine::Controller,
 ) -> anyhow::Result<SuiteResult> {
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("--out: could not create '{}'", opts.out_dir.display()))?;
@@ -135,7 +135,7 @@ pub fn run_suite(
         tool: ToolInfo::spindle("1.0"),
         host: crate::sys::HostInfo::collect(),
         run_id: opts.run_id.clone(),
-        started_at: crate::report::now_rfc3339(),
+        started_at: crate::sys::clock::now_rfc3339(),
         finished_at: None,
         status: "running".into(),
         profile: serde_json::to_value(&opts.profile).expect("profile serialises"),
@@ -192,7 +192,7 @@ pub fn run_suite(
             let eta = est_total.saturating_sub(est_done);
             observer.phase_started(&spec.name, &name, done + 1, total, eta);
             let t0 = Instant::now();
-            let stopped = stop.load(Ordering::Relaxed);
+            let stopped = stop.stop_requested();
             let pr = if stopped && !phase.is_cleanup() {
                 PhaseResult {
                     name: name.clone(),
@@ -218,9 +218,7 @@ pub fn run_suite(
                     Ok(Outcome::Done(r)) => {
                         let status = match &r {
                             Some(b) if b.error.is_some() => "failed",
-                            _ if stop.load(Ordering::Relaxed) && phase.is_measurement() => {
-                                "aborted"
-                            }
+                            _ if stop.stop_requested() && phase.is_measurement() => "aborted",
                             _ => "ok",
                         };
                         let error = r.as_ref().and_then(|b| b.error.clone());
@@ -255,10 +253,9 @@ pub fn run_suite(
                 let text = render_test_text(opts, phase, r);
                 let dir = opts.out_dir.join(&spec.name);
                 let _ = std::fs::create_dir_all(&dir);
-                if let Err(e) = crate::report::write::write_atomic(
-                    &dir.join(format!("{name}.txt")),
-                    text.as_bytes(),
-                ) {
+                if let Err(e) =
+                    crate::sys::fs::write_atomic(&dir.join(format!("{name}.txt")), text.as_bytes())
+                {
                     observer.message(&format!("could not write the report of {name}: {e:#}"));
                 }
             }
@@ -287,8 +284,8 @@ pub fn run_suite(
         }
         write_bundle(&opts.out_dir, &result)?;
     }
-    result.finished_at = Some(crate::report::now_rfc3339());
-    result.status = if stop.load(Ordering::Relaxed) {
+    result.finished_at = Some(crate::sys::clock::now_rfc3339());
+    result.status = if stop.stop_requested() {
         "aborted"
     } else {
         "complete"
@@ -350,7 +347,7 @@ fn fileio_config(
     Ok(FileioConfig {
         dir,
         file_num: set.file_num,
-        block_size: crate::config::parse_size(&set.block_size).map_err(anyhow::Error::msg)?,
+        block_size: crate::units::parse_size(&set.block_size).map_err(anyhow::Error::msg)?,
         total_size: total,
         extra_flags: crate::config::fileio::parse_extra_flags(&set.extra_flags)?,
         fsync_freq: set.fsync_freq,
@@ -405,10 +402,10 @@ fn server_spec(opts: &SuiteOptions, work: &Path) -> anyhow::Result<mysqld::Serve
     let m = &opts.profile.mysqld;
     let mut settings = mysqld::MysqldSettings::default();
     if let Some(v) = &m.buffer_pool_size {
-        settings.buffer_pool_size = Some(crate::config::parse_size(v).map_err(anyhow::Error::msg)?);
+        settings.buffer_pool_size = Some(crate::units::parse_size(v).map_err(anyhow::Error::msg)?);
     }
     if let Some(v) = &m.log_file_size {
-        settings.log_file_size = crate::config::parse_size(v).map_err(anyhow::Error::msg)?;
+        settings.log_file_size = crate::units::parse_size(v).map_err(anyhow::Error::msg)?;
     }
     if let Some(v) = m.flush_log_at_trx_commit {
         settings.flush_log_at_trx_commit = v;
@@ -432,7 +429,7 @@ fn block_on<F: std::future::Future>(f: F) -> anyhow::Result<F::Output> {
 
 /// Forwards the OLTP engine's progress lines to the suite observer.
 struct OltpForward<'a>(&'a dyn SuiteObserver);
-impl oltp::OltpObserver for OltpForward<'_> {
+impl crate::engine::Observer for OltpForward<'_> {
     fn message(&self, line: &str) {
         self.0.message(line);
     }
@@ -447,7 +444,7 @@ fn run_phase(
     phase: &Phase,
     notes: &mut Vec<String>,
     target: &mut TargetResult,
-    stop: &AtomicBool,
+    stop: &crate::engine::Controller,
     observer: &dyn SuiteObserver,
 ) -> anyhow::Result<Outcome> {
     let ram = crate::sys::HostInfo::collect().ram_bytes;
@@ -464,7 +461,11 @@ fn run_phase(
         Phase::FileioPrepare { set } => {
             let cfg = fileio_config(&opts.profile.fileio[set], &run.work, set, ram)?;
             std::fs::create_dir_all(&cfg.dir)?;
-            fileio::prepare(&cfg, &mut |_| {})?;
+            fileio::prepare(
+                &cfg,
+                &crate::engine::Controller::new(),
+                &crate::engine::Silent,
+            )?;
             run.fileio_ok[set] = true;
             Ok(Outcome::Done(None))
         }
@@ -483,7 +484,8 @@ fn run_phase(
                     notes.push("page cache not dropped (needs root)".into());
                 }
             }
-            let r = fileio::run(&cfg, &fileio::NoObserver, stop)?;
+            let r = fileio::run(&cfg, stop, &crate::engine::Silent)?;
+            let r = BenchResult::new(crate::report::TestOptions::Fileio(cfg.clone()), r);
             if mode == TestMode::Seqwr {
                 // seqwr truncates and rewrites the files; give later modes full files again.
                 if let Err(e) = fileio::prepare(
@@ -491,7 +493,8 @@ fn run_phase(
                         test_mode: None,
                         ..cfg.clone()
                     },
-                    &mut |_| {},
+                    &crate::engine::Controller::new(),
+                    &crate::engine::Silent,
                 ) {
                     run.fileio_ok[set] = false;
                     notes.push(format!("re-prepare after seqwr failed: {e:#}"));
@@ -502,7 +505,7 @@ fn run_phase(
         Phase::FileioCleanup { set } => {
             let cfg = fileio_config(&opts.profile.fileio[set], &run.work, set, ram)?;
             if cfg.dir.exists() {
-                fileio::cleanup(&cfg, &mut |_| {})?;
+                fileio::cleanup(&cfg, &crate::engine::Silent)?;
                 let _ = std::fs::remove_dir(&cfg.dir);
             }
             Ok(Outcome::Done(None))
@@ -530,7 +533,11 @@ fn run_phase(
             let o = opts.profile.oltp.as_ref().expect("oltp");
             let threads = o.threads.iter().copied().max().unwrap_or(1);
             let cfg = oltp_config(opts, workload, threads, &client);
-            oltp::prepare(&cfg, &OltpForward(observer))?;
+            oltp::prepare(
+                &cfg,
+                &crate::engine::Controller::new(),
+                &OltpForward(observer),
+            )?;
             run.oltp_prepared = Some(workload);
             Ok(Outcome::Done(None))
         }
@@ -556,7 +563,7 @@ fn run_phase(
                 .mysqld
                 .buffer_pool_size
                 .as_deref()
-                .and_then(|s| crate::config::parse_size(s).ok());
+                .and_then(|s| crate::units::parse_size(s).ok());
             let data = o.tables as u64 * o.table_size as u64 * 250; // ≈ bytes per sbtest row on disk
             if let Some(bp) = bp {
                 notes.push(format!(
@@ -573,25 +580,9 @@ fn run_phase(
             if drop_caches() {
                 notes.push("page cache dropped before the run".into());
             }
-            let controller = oltp::Controller::new();
-            let watcher_done = Arc::new(AtomicBool::new(false));
-            let r = std::thread::scope(|s| {
-                let c = controller.clone();
-                let wd = Arc::clone(&watcher_done);
-                s.spawn(move || {
-                    while !wd.load(Ordering::Relaxed) {
-                        if stop.load(Ordering::Relaxed) {
-                            c.ask_to_stop();
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                });
-                let r = oltp::run(&cfg, &controller, &OltpForward(observer));
-                watcher_done.store(true, Ordering::Relaxed);
-                r
-            })?;
-            let mut r = r;
+            let r = oltp::run(&cfg, stop, &OltpForward(observer))?;
+            let mut r =
+                BenchResult::new(crate::report::TestOptions::Oltp(Box::new(cfg.clone())), r);
             if r.error.is_none() && !server_alive(&run.work) {
                 // The engine may have spent the end of the run trying to reconnect; a server
                 // that is gone makes the numbers partial whatever the engine saw.
@@ -647,16 +638,14 @@ fn server_alive(work: &Path) -> bool {
 fn render_test_text(opts: &SuiteOptions, phase: &Phase, r: &BenchResult) -> String {
     use crate::report::{oltp_text, sysbench_text};
     match phase {
-        Phase::FileioRun { mode, .. } => {
-            match serde_json::from_value::<FileioConfig>(r.options.clone()) {
-                Ok(cfg) => format!(
-                    "{}{}",
-                    sysbench_text::fileio_header(&cfg, *mode),
-                    sysbench_text::fileio_report(r, &cfg)
-                ),
-                Err(_) => r.to_json_pretty(),
-            }
-        }
+        Phase::FileioRun { mode, .. } => match &r.options {
+            crate::report::TestOptions::Fileio(cfg) => format!(
+                "{}{}",
+                sysbench_text::fileio_header(cfg, *mode),
+                sysbench_text::fileio_report(r, cfg)
+            ),
+            _ => r.to_json_pretty(),
+        },
         Phase::OltpRun { .. } => {
             let iv = opts
                 .profile

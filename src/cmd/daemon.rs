@@ -14,7 +14,7 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<i32> {
         settings.appliance.autostart = true;
     }
     settings.validate()?;
-    let stop = crate::sys::signals::install();
+    let stop = crate::engine::Controller::on_signals();
     crate::status::indicator::install_panic_hook();
     let indicator = crate::status::open_indicator(&settings.status)?;
     let deps = DaemonDeps {
@@ -22,6 +22,6 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<i32> {
         launcher: Arc::new(SuiteLauncher),
         gpio_button: settings.button.enabled,
     };
-    run_daemon(settings, deps, stop)?;
+    run_daemon(settings, deps, &stop)?;
     Ok(0)
 }

@@ -3,7 +3,6 @@
 use crate::cli::LedsArgs;
 use crate::config::appliance::ApplianceSettings;
 use crate::status::{open_indicator, schedule, Pattern};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
@@ -11,7 +10,7 @@ pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
     if let Some(b) = args.backend {
         settings.status.backend = b;
     }
-    let stop = crate::sys::signals::install();
+    let stop = crate::engine::Controller::on_signals();
     crate::status::indicator::install_panic_hook();
     let mut ind = open_indicator(&settings.status)?;
     println!(
@@ -19,7 +18,7 @@ pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
         ind.backend()
     );
     for p in Pattern::all() {
-        if stop.load(Ordering::SeqCst) {
+        if stop.stop_requested() {
             break;
         }
         let s = schedule(p);
@@ -34,7 +33,7 @@ pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
         }
         ind.show(p);
         let end = Instant::now() + Duration::from_secs_f64(args.seconds.max(0.1));
-        while Instant::now() < end && !stop.load(Ordering::SeqCst) {
+        while Instant::now() < end && !stop.stop_requested() {
             std::thread::sleep(Duration::from_millis(50));
         }
     }

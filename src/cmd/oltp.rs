@@ -3,8 +3,9 @@
 
 use crate::cli::OltpArgs;
 use crate::config::oltp::{config_from_args, parse_words, OltpCommand};
-use crate::oltp::{Controller, OltpObserver};
+use crate::engine::{Controller, Observer};
 use crate::report::oltp_text;
+use crate::report::{BenchResult, TestOptions};
 use anyhow::{bail, Context};
 use std::io::Write;
 
@@ -14,12 +15,12 @@ struct Printer {
     percentile: u32,
 }
 
-impl OltpObserver for Printer {
+impl Observer for Printer {
     fn message(&self, line: &str) {
         super::emit(self.json, line);
     }
 
-    fn interval(&self, sample: &crate::report::IntervalSample) {
+    fn interval(&self, sample: &crate::model::IntervalSample) {
         let line = oltp_text::interval_line(sample, self.percentile);
         super::emit(self.json, &line);
     }
@@ -41,12 +42,13 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
         json,
         percentile: cfg.percentile,
     };
+    let controller = Controller::on_signals();
     match command {
         OltpCommand::Prepare => {
             if !json {
                 println!("spindle {} (sysbench 1.0 compatible)\n", crate::VERSION);
             }
-            let summary = crate::oltp::prepare(&cfg, &printer)?;
+            let summary = crate::oltp::prepare(&cfg, &controller, &printer)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             }
@@ -68,8 +70,8 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
                 println!();
                 let _ = std::io::stdout().flush();
             }
-            let controller = Controller::new();
-            let result = crate::oltp::run(&cfg, &controller, &printer)?;
+            let m = crate::oltp::run(&cfg, &controller, &printer)?;
+            let result = BenchResult::new(TestOptions::Oltp(Box::new(cfg.clone())), m);
             if json {
                 println!("{}", result.to_json_pretty());
             } else {
@@ -82,7 +84,7 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
                 let _ = std::io::stdout().flush();
             }
             if let Some(path) = &args.save {
-                crate::report::write::write_atomic(path, result.to_json_pretty().as_bytes())
+                crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
                     .with_context(|| format!("--save {}", path.display()))?;
             }
             if let Some(e) = &result.error {

@@ -44,7 +44,7 @@ impl SuiteObserver for Progress {
 /// `<host>-<YYYYmmdd-HHMMSS>`.
 pub fn run_id() -> String {
     let host = crate::sys::HostInfo::collect().hostname;
-    let ts = crate::report::now_rfc3339()
+    let ts = crate::sys::clock::now_rfc3339()
         .replace(['-', ':'], "")
         .replace('T', "-")
         .trim_end_matches('Z')
@@ -137,7 +137,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         }
         bail!("no benchmark target: plug in a blank USB3 disk, name one with --disk, or give a directory with --target");
     }
-    let stop = crate::sys::signals::install();
+    let stop = crate::engine::Controller::on_signals();
     let opts = SuiteOptions {
         profile,
         targets,
@@ -149,7 +149,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         flavor: config.mysqld.flavor.parse().ok(),
         sample_interval: Duration::from_secs(5),
     };
-    let result = run_suite(&opts, &progress, stop);
+    let result = run_suite(&opts, &progress, &stop);
     if progress.tty {
         eprintln!();
     }

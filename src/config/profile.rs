@@ -143,7 +143,7 @@ impl FileioSet {
             })?;
             return Ok((ram_bytes as f64 * n) as u64);
         }
-        super::parse_size(t).map_err(|e| anyhow::anyhow!("fileio.total_size: {e}"))
+        crate::units::parse_size(t).map_err(|e| anyhow::anyhow!("fileio.total_size: {e}"))
     }
 
     pub fn compat(&self) -> anyhow::Result<Compat> {
@@ -193,7 +193,7 @@ impl Profile {
                 bail!("{} must be at least 1", at("file_num"));
             }
             f.total_bytes(1 << 30).with_context(|| at("total_size"))?;
-            super::parse_size(&f.block_size)
+            crate::units::parse_size(&f.block_size)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", at("block_size")))?;
             crate::config::fileio::parse_extra_flags(&f.extra_flags)
                 .with_context(|| at("extra_flags"))?;
@@ -236,7 +236,7 @@ impl Profile {
             ("mysqld.log_file_size", &self.mysqld.log_file_size),
         ] {
             if let Some(v) = v {
-                super::parse_size(v).map_err(|e| anyhow::anyhow!("{k}: {e}"))?;
+                crate::units::parse_size(v).map_err(|e| anyhow::anyhow!("{k}: {e}"))?;
             }
         }
         Ok(())

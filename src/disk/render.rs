@@ -2,23 +2,8 @@
 //! verdict), then its partitions, then any notes.
 
 use super::discover::DiskReport;
+use crate::units::human_size;
 use std::fmt::Write;
-
-/// Human size with binary units ("465.8 GiB").
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
 
 fn cut(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
@@ -130,13 +115,6 @@ pub fn render_table(reports: &[DiskReport]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(human_size(512), "512 B");
-        assert_eq!(human_size(1 << 30), "1.0 GiB");
-        assert_eq!(human_size(500_107_862_016), "465.8 GiB");
-    }
 
     #[test]
     fn empty_table_says_so() {

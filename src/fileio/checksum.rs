@@ -5,7 +5,7 @@
 //! file size that is not a multiple of the block size); every piece between two block-size
 //! boundaries of the file carries its own trailer, so prepare, writes and reads always agree.
 
-use super::rng::Xoroshiro128Plus;
+use crate::rng::Rng;
 
 const CRC_LEN: usize = 4;
 const OFFSET_LEN: usize = 8;
@@ -54,7 +54,7 @@ fn pieces(pos: u64, len: usize, block: u64, mut f: impl FnMut(std::ops::Range<us
 }
 
 /// Fills `buf` (a request at file offset `pos`) with checksummed blocks.
-pub fn fill(buf: &mut [u8], pos: u64, block: u64, rng: &mut Xoroshiro128Plus) {
+pub fn fill(buf: &mut [u8], pos: u64, block: u64, rng: &mut Rng) {
     let len = buf.len();
     pieces(pos, len, block, |r, off| {
         let piece = &mut buf[r];
@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn filled_blocks_verify_and_corruption_is_found() {
-        let mut rng = Xoroshiro128Plus::new(7);
+        let mut rng = Rng::new(7);
         let mut buf = vec![0u8; 4 * 4096];
         fill(&mut buf, 8192, 4096, &mut rng);
         assert_eq!(verify(&buf, 8192, 4096), Ok(4));
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn request_split_at_block_boundaries_and_short_tail() {
-        let mut rng = Xoroshiro128Plus::new(1);
+        let mut rng = Rng::new(1);
         // A file of 10000 bytes with 4096-byte blocks: pieces 4096, 4096, 1808.
         let mut whole = vec![0u8; 10_000];
         fill(&mut whole, 0, 4096, &mut rng);

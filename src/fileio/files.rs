@@ -76,12 +76,12 @@ impl TestFiles {
             if mode != TestMode::Seqwr {
                 let len = f.metadata().map(|m| m.len()).unwrap_or(0);
                 if len < file_size {
-                    bail!(
-                        "Size of file '{}' is {}, but at least {} is expected. Did you run 'prepare' with different --file-total-size or --file-num values? Run `spindle fileio prepare` with the same options first.",
-                        path.display(),
-                        crate::config::format_size_exact(len),
-                        crate::config::format_size_exact(file_size)
-                    );
+                    return Err(super::FileioError::FileTooShort {
+                        path,
+                        len,
+                        expected: file_size,
+                    }
+                    .into());
                 }
             } else if cfg.io_mode == IoMode::Mmap {
                 // A mapping cannot grow the file: give it its full size up front.
@@ -216,16 +216,14 @@ impl Drop for TestFiles {
 pub fn open_error(path: &std::path::Path, e: std::io::Error, cfg: &FileioConfig) -> anyhow::Error {
     let p = path.display();
     match e.raw_os_error() {
-        Some(libc::ENOENT) => anyhow::anyhow!(
-            "test file '{p}' does not exist: run `spindle fileio prepare` with the same --file-num and --file-total-size first"
-        ),
-        Some(libc::EINVAL) if cfg.extra_flags.direct => anyhow::anyhow!(
-            "could not open '{p}' with O_DIRECT: the filesystem of --dir does not support --file-extra-flags=direct (tmpfs, some FUSE filesystems); use another directory or drop 'direct'"
-        ),
-        Some(libc::EROFS) => anyhow::anyhow!("could not open '{p}' for writing: --dir is on a read-only filesystem"),
-        Some(libc::EACCES) | Some(libc::EPERM) => anyhow::anyhow!(
-            "could not open '{p}': permission denied; run as a user that may write to --dir, or choose another --dir"
-        ),
+        Some(libc::ENOENT) => super::FileioError::FileMissing(path.into()).into(),
+        Some(libc::EINVAL) if cfg.extra_flags.direct => {
+            super::FileioError::DirectUnsupported(path.into()).into()
+        }
+        Some(libc::EROFS) => super::FileioError::OpenReadOnly(path.into()).into(),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            super::FileioError::OpenDenied(path.into()).into()
+        }
         _ => anyhow::anyhow!("could not open '{p}': {e}"),
     }
 }

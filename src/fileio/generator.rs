@@ -11,7 +11,7 @@
 //!   limit (or the single pass) is reached, emits one fsync per file for write modes, then stops.
 
 use super::config::{Compat, FileioConfig, TestMode};
-use super::rng::Xoroshiro128Plus;
+use crate::rng::Rng;
 
 /// One event for a worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub struct Generator {
     rw_ratio: f64,
     /// `--events` (1.0: events; 0.4: I/O requests); 0 = unlimited.
     limit: u64,
-    rng: Xoroshiro128Plus,
+    rng: Rng,
     req_performed: u64,
     events_issued: u64,
     dirty: bool,
@@ -75,7 +75,7 @@ impl Generator {
             fsync_freq: if cfg.fsync_all { 0 } else { cfg.fsync_freq },
             rw_ratio: cfg.rw_ratio,
             limit: cfg.events,
-            rng: Xoroshiro128Plus::new(cfg.rand_seed),
+            rng: Rng::new(cfg.rand_seed),
             req_performed: 0,
             events_issued: 0,
             dirty: false,

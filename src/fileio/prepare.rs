@@ -8,7 +8,8 @@
 use super::checksum;
 use super::config::FileioConfig;
 use super::files::{open_error, AlignedBuf};
-use super::rng::Xoroshiro128Plus;
+use crate::engine::{Controller, Observer};
+use crate::rng::Rng;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
@@ -49,7 +50,7 @@ impl Manifest {
         }
     }
     pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
-        crate::report::write::write_atomic(
+        crate::sys::fs::write_atomic(
             &Self::path(dir),
             serde_json::to_string_pretty(self)
                 .expect("manifest serialises")
@@ -84,18 +85,23 @@ pub fn fs_space(dir: &Path) -> anyhow::Result<(u64, bool)> {
     ))
 }
 
-/// Creates, extends or reuses the files. `log` receives sysbench's progress lines.
-pub fn prepare(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<PrepareSummary> {
+/// Creates, extends or reuses the files; sysbench's progress lines go to `observer`. A stop
+/// request ends the preparation early: what it wrote is undone and the error says so.
+pub fn prepare(
+    cfg: &FileioConfig,
+    controller: &Controller,
+    observer: &dyn Observer,
+) -> anyhow::Result<PrepareSummary> {
     super::check_dir(cfg, true)?;
     let file_size = cfg.file_size();
-    log(&format!(
+    observer.message(&format!(
         "{} files, {}Kb each, {}Mb total",
         cfg.file_num,
         file_size / 1024,
         cfg.effective_total() / (1024 * 1024)
     ));
-    log("Creating files for the test...");
-    log(&format!(
+    observer.message("Creating files for the test...");
+    observer.message(&format!(
         "Extra file open flags: {}",
         cfg.extra_flags.describe()
     ));
@@ -110,13 +116,13 @@ pub fn prepare(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<
     }
     let (avail, _) = fs_space(&cfg.dir)?;
     if needed > avail {
-        bail!(
-            "--file-total-size={} needs {} more bytes in '{}', but only {} are free: choose a smaller --file-total-size or another --dir",
-            cfg.total_size,
+        return Err(super::FileioError::NoSpace {
+            total: cfg.total_size,
             needed,
-            cfg.dir.display(),
-            avail
-        );
+            dir: cfg.dir.clone(),
+            avail,
+        }
+        .into());
     }
     let old = Manifest::load(&cfg.dir).ok().flatten();
     if needed > 0
@@ -124,34 +130,75 @@ pub fn prepare(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<
             .as_ref()
             .is_some_and(|m| m.validate != cfg.validate && existing.iter().any(|e| e.is_some()))
     {
-        log("WARNING: existing files were prepared with a different --validate setting; only new blocks follow this one");
+        observer.message("WARNING: existing files were prepared with a different --validate setting; only new blocks follow this one");
     }
 
     let start = Instant::now();
+    let (summary, written) = write_files(cfg, &existing, controller, observer)?;
+    let secs = start.elapsed().as_secs_f64();
+    if written == 0 {
+        observer.message("No bytes written.");
+    } else {
+        observer.message(&format!(
+            "{written} bytes written in {:.2} seconds ({:.2} MiB/sec).",
+            secs,
+            written as f64 / (1024.0 * 1024.0) / secs.max(1e-9)
+        ));
+    }
+    let validate = if written == 0 {
+        old.map(|m| m.validate).unwrap_or(cfg.validate)
+    } else {
+        cfg.validate
+    };
+    Manifest {
+        file_num: cfg.file_num,
+        file_size,
+        block_size: cfg.block_size,
+        validate,
+        spindle_version: crate::VERSION.into(),
+    }
+    .save(&cfg.dir)?;
+    Ok(PrepareSummary {
+        files: summary,
+        bytes_written: written,
+        seconds: secs,
+    })
+}
+
+/// Writes what is missing of every file (`existing`: each file's length, if it exists).
+/// Returns what was done per file and the bytes written. On an error or a stop request the
+/// files are put back as they were (created ones removed, extended ones truncated).
+fn write_files(
+    cfg: &FileioConfig,
+    existing: &[Option<u64>],
+    controller: &Controller,
+    observer: &dyn Observer,
+) -> anyhow::Result<(Vec<String>, u64)> {
+    let file_size = cfg.file_size();
     let mut undo: Vec<(PathBuf, Option<u64>)> = Vec::new();
     let mut summary = Vec::new();
     let mut written = 0u64;
     let result = (|| -> anyhow::Result<()> {
         let chunk = chunk_size(cfg);
         let mut buf = AlignedBuf::new(chunk as usize);
-        let mut rng = Xoroshiro128Plus::new(cfg.rand_seed);
+        let mut rng = Rng::new(cfg.rand_seed);
         for i in 0..cfg.file_num {
             let path = cfg.file_path(i);
             let name = format!("test_file.{i}");
             let start_len = match existing[i as usize] {
                 Some(len) if len >= file_size => {
-                    log(&format!("Reusing existing file {name}"));
+                    observer.message(&format!("Reusing existing file {name}"));
                     summary.push("reused".to_string());
                     continue;
                 }
                 Some(len) => {
-                    log(&format!("Extending existing file {name}"));
+                    observer.message(&format!("Extending existing file {name}"));
                     summary.push("extended".to_string());
                     // Restart at a block boundary so every block is whole (and checksummed).
                     len - len % cfg.block_size
                 }
                 None => {
-                    log(&format!("Creating file {name}"));
+                    observer.message(&format!("Creating file {name}"));
                     summary.push("created".to_string());
                     0
                 }
@@ -165,6 +212,9 @@ pub fn prepare(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<
                 .map_err(|e| open_error(&path, e, cfg))?;
             let mut pos = start_len;
             while pos < file_size {
+                if controller.stop_requested() {
+                    bail!("the preparation was stopped before it finished");
+                }
                 let n = chunk.min(file_size - pos) as usize;
                 let b = &mut buf.as_mut_slice()[..n];
                 if cfg.validate {
@@ -198,34 +248,7 @@ pub fn prepare(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<
         }
         return Err(e.context("prepare failed; the files it created were removed"));
     }
-    let secs = start.elapsed().as_secs_f64();
-    if written == 0 {
-        log("No bytes written.");
-    } else {
-        log(&format!(
-            "{written} bytes written in {:.2} seconds ({:.2} MiB/sec).",
-            secs,
-            written as f64 / (1024.0 * 1024.0) / secs.max(1e-9)
-        ));
-    }
-    let validate = if written == 0 {
-        old.map(|m| m.validate).unwrap_or(cfg.validate)
-    } else {
-        cfg.validate
-    };
-    Manifest {
-        file_num: cfg.file_num,
-        file_size,
-        block_size: cfg.block_size,
-        validate,
-        spindle_version: crate::VERSION.into(),
-    }
-    .save(&cfg.dir)?;
-    Ok(PrepareSummary {
-        files: summary,
-        bytes_written: written,
-        seconds: secs,
-    })
+    Ok((summary, written))
 }
 
 /// Write size for prepare: 1 MiB rounded to whole blocks (at least one block).
@@ -235,9 +258,9 @@ fn chunk_size(cfg: &FileioConfig) -> u64 {
 }
 
 /// Removes the test files (and files a larger earlier prepare left) and the manifest.
-pub fn cleanup(cfg: &FileioConfig, log: &mut dyn FnMut(&str)) -> anyhow::Result<u32> {
+pub fn cleanup(cfg: &FileioConfig, observer: &dyn Observer) -> anyhow::Result<u32> {
     super::check_dir(cfg, true)?;
-    log("Removing test files...");
+    observer.message("Removing test files...");
     let extra = Manifest::load(&cfg.dir)
         .ok()
         .flatten()

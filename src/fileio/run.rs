@@ -5,28 +5,15 @@ use super::checksum;
 use super::config::{Compat, FileioConfig, IoMode, TestMode};
 use super::files::{AlignedBuf, TestFiles};
 use super::generator::{Generator, Request};
-use super::rng::Xoroshiro128Plus;
-use crate::report::{
-    BenchResult, Counters, FileioCounters, IntervalRates, IntervalSample, ToolInfo,
-};
+use crate::engine::{Controller, Observer};
+use crate::model::{Counters, FileioCounters, IntervalRates, IntervalSample, Measurement};
+use crate::rng::Rng;
 use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
-use anyhow::Context;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const MIB: f64 = 1024.0 * 1024.0;
-
-/// Receives interval samples while a run is in progress (the CLI prints them).
-pub trait RunObserver: Sync {
-    fn interval(&self, sample: &IntervalSample);
-}
-
-/// An observer that ignores everything.
-pub struct NoObserver;
-impl RunObserver for NoObserver {
-    fn interval(&self, _: &IntervalSample) {}
-}
 
 /// Counters one worker keeps; the interval part is reset at every report.
 #[derive(Default)]
@@ -79,27 +66,27 @@ struct Shared<'a> {
     gen: Mutex<Generator>,
     reads_done: AtomicU64,
     writes_done: AtomicU64,
-    stop: &'a AtomicBool,
+    controller: &'a Controller,
     deadline: Option<Instant>,
     error: Mutex<Option<String>>,
     /// Set with `error`, read by workers on every event (an atomic, not the mutex).
     failed: AtomicBool,
 }
 
-/// Runs the test described by `cfg` (its `test_mode` must be set). `stop` ends the run early
-/// (Ctrl-C, abort button); the result then covers what was done.
+/// Runs the test described by `cfg` (its `test_mode` must be set). The controller ends the run
+/// early (Ctrl-C, abort button): each worker finishes its request in progress (a system call
+/// cannot be abandoned, so stop and abort end a fileio run alike); the result then covers what
+/// was done.
 pub fn run(
     cfg: &FileioConfig,
-    observer: &dyn RunObserver,
-    stop: &AtomicBool,
-) -> anyhow::Result<BenchResult> {
-    let mode = cfg.test_mode.context(
-        "--file-test-mode is required for 'run' (seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw)",
-    )?;
+    controller: &Controller,
+    observer: &dyn Observer,
+) -> anyhow::Result<Measurement> {
+    let mode = cfg.test_mode.ok_or(super::FileioError::NoTestMode)?;
     super::check_run(cfg, mode)?;
     let files = TestFiles::open(cfg, mode)?;
-    let host = crate::sys::HostInfo::collect();
-    let started_at = crate::report::now_rfc3339();
+    let ram_bytes = crate::sys::HostInfo::collect().ram_bytes;
+    let started_at = crate::sys::clock::now_rfc3339();
     let start = Instant::now();
     let shared = Shared {
         cfg,
@@ -108,7 +95,7 @@ pub fn run(
         gen: Mutex::new(Generator::new(cfg, mode)),
         reads_done: AtomicU64::new(0),
         writes_done: AtomicU64::new(0),
-        stop,
+        controller,
         deadline: cfg.time_limit.map(|d| start + d),
         error: Mutex::new(None),
         failed: AtomicBool::new(false),
@@ -160,7 +147,7 @@ pub fn run(
     let total_time = start.elapsed().as_secs_f64();
     let error = shared.error.lock().unwrap().take();
     Ok(build_result(
-        cfg, mode, &stats, intervals, total_time, host, started_at, error,
+        cfg, mode, &stats, intervals, total_time, ram_bytes, started_at, error,
     ))
 }
 
@@ -181,7 +168,7 @@ fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
         cfg.seq_request_size()
     };
     let mut buf = AlignedBuf::new(req_size as usize);
-    let mut rng = Xoroshiro128Plus::new(if cfg.rand_seed == 0 {
+    let mut rng = Rng::new(if cfg.rand_seed == 0 {
         0
     } else {
         cfg.rand_seed ^ (t as u64 + 1) << 40
@@ -189,7 +176,7 @@ fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
     let validate = cfg.validate;
     let mut now = Instant::now();
     loop {
-        if shared.stop.load(Ordering::Relaxed) || shared.failed.load(Ordering::Relaxed) {
+        if shared.controller.stop_requested() || shared.failed.load(Ordering::Relaxed) {
             break;
         }
         if let Some(d) = shared.deadline {
@@ -282,7 +269,7 @@ fn execute(
     shared: &Shared,
     req: Request,
     buf: &mut AlignedBuf,
-    rng: &mut Xoroshiro128Plus,
+    rng: &mut Rng,
 ) -> Result<u64, String> {
     let cfg = shared.cfg;
     match req {
@@ -294,7 +281,7 @@ fn execute(
                 .map_err(|e| format!("read of test_file.{file} at offset {pos} failed: {e}"))?;
             if cfg.validate {
                 return checksum::verify(b, pos, cfg.block_size)
-                    .map_err(|m| format!("--validate: test_file.{file}: {m}"));
+                    .map_err(|m| format!("checksum validation of test_file.{file} failed: {m}"));
             }
             Ok(0)
         }
@@ -373,10 +360,10 @@ fn build_result(
     stats: &[Arc<Mutex<WorkerStats>>],
     intervals: Vec<IntervalSample>,
     total_time: f64,
-    host: crate::sys::HostInfo,
+    ram_bytes: u64,
     started_at: String,
     error: Option<String>,
-) -> BenchResult {
+) -> Measurement {
     let mut total = Tally::default();
     let mut latency = LatencyRecorder::new();
     let mut shares = Vec::new();
@@ -403,7 +390,7 @@ fn build_result(
             "mmap I/O mode: reads and writes are memory copies through the page cache".to_string(),
         );
     }
-    let ram = host.ram_bytes;
+    let ram = ram_bytes;
     if !cfg.extra_flags.direct && ram > 0 && cfg.effective_total() < ram && !mode.writes() {
         notes.push(format!(
             "file set ({} bytes) is smaller than RAM ({} bytes) and O_DIRECT is off: reads may be served from the page cache",
@@ -411,13 +398,8 @@ fn build_result(
             ram
         ));
     }
-    BenchResult {
-        schema_version: crate::report::SCHEMA_VERSION,
-        tool: ToolInfo::spindle(cfg.compat.as_str()),
-        host,
-        test: "fileio".into(),
+    Measurement {
         started_at,
-        options: serde_json::to_value(cfg).expect("config serialises"),
         threads: cfg.threads,
         total_time_s: total_time,
         events: latency.count(),

@@ -1,9 +1,10 @@
 //! The sysbench-compatible OLTP engine on mysql_async: prepare, run, cleanup for every workload.
 //!
 //! The engine takes a plain [`OltpConfig`] and returns plain results ([`PrepareSummary`],
-//! [`crate::report::BenchResult`]); it never prints and never writes files. Progress lines
-//! (`Creating table 'sbtest1'...`) and interval samples go to an [`OltpObserver`] the caller
-//! provides; a [`Controller`] lets another thread stop a run early (the appliance's button).
+//! [`crate::model::Measurement`]); it never prints and never writes files. Progress lines
+//! (`Creating table 'sbtest1'...`) and interval samples go to the caller's
+//! [`crate::engine::Observer`]; a [`crate::engine::Controller`] lets another thread stop a run
+//! (finish the transactions in progress) or abort it (drop them).
 //!
 //! Entry points: [`prepare`], [`run`], [`cleanup`]. They are blocking: each builds its own tokio
 //! runtimes on its own threads, so they can be called from plain threads and tests alike.
@@ -19,22 +20,18 @@
 //! - Same PRNG and distributions, seeded differently: `--rand-seed` makes spindle repeatable but
 //!   does not reproduce sysbench's exact sequence.
 
-mod conn;
 mod prepare;
 pub mod rand;
 mod run;
-mod sockets;
 mod workload;
 
-pub use conn::{ConnectionConfig, IgnoreErrors};
+pub use crate::db::{ConnectionConfig, IgnoreErrors};
 pub use prepare::{cleanup, prepare, PrepareSummary};
 pub use rand::{RandConfig, RandType};
 pub use run::run;
 pub use workload::Workload;
 
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// `--db-ps-mode`: server-side prepared statements (`auto`) or plain SQL text (`disable`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,38 +197,5 @@ impl OltpConfig {
     /// The test name used in result documents (`oltp_read_write`, …, `oltp_legacy`).
     pub fn test_name(&self) -> String {
         format!("oltp_{}", self.workload.name())
-    }
-}
-
-/// Receives what the engine would have printed. Called from the engine's threads.
-pub trait OltpObserver: Send + Sync {
-    /// One progress line (sysbench's wording, e.g. `Creating table 'sbtest1'...`).
-    fn message(&self, _line: &str) {}
-    /// One `--report-interval` sample.
-    fn interval(&self, _sample: &crate::report::IntervalSample) {}
-}
-
-/// An observer that drops everything.
-pub struct Silent;
-impl OltpObserver for Silent {}
-
-/// Stops a running benchmark from another thread (button press, signal).
-#[derive(Clone, Debug, Default)]
-pub struct Controller {
-    stop: Arc<AtomicBool>,
-}
-
-impl Controller {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Asks the workers to finish their current transaction and stop; the result stays valid.
-    pub fn ask_to_stop(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    pub fn stop_requested(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
     }
 }

@@ -10,7 +10,8 @@
 
 use super::rand::{time_seed, Dist, Rng, C_TEMPLATE, PAD_TEMPLATE};
 use super::workload::Workload;
-use super::{OltpConfig, OltpObserver};
+use super::OltpConfig;
+use crate::engine::{Controller, Observer};
 use anyhow::Context;
 use mysql_async::prelude::Queryable;
 use std::io::Write as _;
@@ -63,8 +64,13 @@ pub(crate) fn create_table_sql(cfg: &OltpConfig, n: u32) -> String {
     )
 }
 
-/// Creates and loads `sbtest1..N`. Progress lines go to `observer`.
-pub fn prepare(cfg: &OltpConfig, observer: &dyn OltpObserver) -> anyhow::Result<PrepareSummary> {
+/// Creates and loads `sbtest1..N`. Progress lines go to `observer`. A stop request ends the
+/// preparation before the next table (the tables made so far stay; `cleanup` drops them).
+pub fn prepare(
+    cfg: &OltpConfig,
+    controller: &Controller,
+    observer: &dyn Observer,
+) -> anyhow::Result<PrepareSummary> {
     cfg.validate()?;
     let started = Instant::now();
     // oltp_insert.lua: with --auto-inc=off the tables are created empty.
@@ -88,6 +94,11 @@ pub fn prepare(cfg: &OltpConfig, observer: &dyn OltpObserver) -> anyhow::Result<
                         let mut conn = cfg.connection.connect(true).await?;
                         let mut n = tid + 1;
                         while n <= cfg.tables {
+                            if controller.stop_requested() {
+                                anyhow::bail!(
+                                    "the preparation was stopped before table 'sbtest{n}'"
+                                );
+                            }
                             load_table(&mut conn, cfg, n, rows, seed, observer)
                                 .await
                                 .with_context(|| format!("prepare of table 'sbtest{n}' failed"))?;
@@ -124,18 +135,13 @@ async fn load_table(
     n: u32,
     rows: u32,
     seed: u64,
-    observer: &dyn OltpObserver,
+    observer: &dyn Observer,
 ) -> anyhow::Result<()> {
     let legacy = cfg.workload == Workload::Legacy;
     observer.message(&format!("Creating table 'sbtest{n}'..."));
     conn.query_drop(create_table_sql(cfg, n))
         .await
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "CREATE TABLE sbtest{n}: {}",
-                super::conn::describe_error(&e)
-            )
-        })
+        .map_err(|e| anyhow::anyhow!("CREATE TABLE sbtest{n}: {}", crate::db::describe_error(&e)))
         .map_err(|e| {
             if e.to_string().contains("1050") {
                 e.context("the table already exists: run `spindle oltp ... cleanup` first")
@@ -159,7 +165,7 @@ async fn load_table(
         conn.query_drop(format!("CREATE INDEX k_{n} ON sbtest{n}(k)"))
             .await
             .map_err(|e| {
-                anyhow::anyhow!("CREATE INDEX k_{n}: {}", super::conn::describe_error(&e))
+                anyhow::anyhow!("CREATE INDEX k_{n}: {}", crate::db::describe_error(&e))
             })?;
     }
     Ok(())
@@ -196,7 +202,7 @@ async fn load_data(
                 .map_err(|e| {
                     anyhow::anyhow!(
                         "ALTER TABLE sbtest{n} AUTO_INCREMENT: {}",
-                        super::conn::describe_error(&e)
+                        crate::db::describe_error(&e)
                     )
                 })?;
             }
@@ -207,7 +213,7 @@ async fn load_data(
         Err(mysql_async::Error::Server(e)) if [1148, 3948, 2068].contains(&e.code) => Ok(false),
         Err(e) => Err(anyhow::anyhow!(
             "LOAD DATA into sbtest{n}: {}",
-            super::conn::describe_error(&e)
+            crate::db::describe_error(&e)
         )),
     }
 }
@@ -342,13 +348,13 @@ async fn send(conn: &mut mysql_async::Conn, sql: &str, n: u32) -> anyhow::Result
     conn.query_drop(sql).await.map_err(|e| {
         anyhow::anyhow!(
             "multi-row INSERT into sbtest{n}: {}",
-            super::conn::describe_error(&e)
+            crate::db::describe_error(&e)
         )
     })
 }
 
 /// Drops `sbtest1..N` (sysbench's `cleanup`).
-pub fn cleanup(cfg: &OltpConfig, observer: &dyn OltpObserver) -> anyhow::Result<()> {
+pub fn cleanup(cfg: &OltpConfig, observer: &dyn Observer) -> anyhow::Result<()> {
     let rt = runtime()?;
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -361,7 +367,7 @@ pub fn cleanup(cfg: &OltpConfig, observer: &dyn OltpObserver) -> anyhow::Result<
                         .map_err(|e| {
                             anyhow::anyhow!(
                                 "DROP TABLE sbtest{n}: {}",
-                                super::conn::describe_error(&e)
+                                crate::db::describe_error(&e)
                             )
                         })?;
                 }

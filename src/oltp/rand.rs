@@ -83,62 +83,35 @@ impl Dist {
     }
 }
 
-/// One worker's generator: xoroshiro128+ (sysbench's PRNG).
+/// One worker's generator: the crate's xoroshiro128+ ([`crate::rng::Rng`], sysbench's PRNG)
+/// with the run's `--rand-type` distribution.
 #[derive(Clone, Debug)]
 pub struct Rng {
-    s: [u64; 2],
+    rng: crate::rng::Rng,
     dist: Dist,
 }
 
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The seed sysbench would use for `--rand-seed=0`: the current time.
-pub fn time_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x5EED)
-}
+pub use crate::rng::time_seed;
 
 impl Rng {
     /// A generator for worker `stream` of a run seeded with `seed` (distinct, reproducible streams).
     pub fn new(seed: u64, stream: u64, dist: Dist) -> Self {
-        let mut x = seed ^ stream.wrapping_mul(0xA076_1D64_78BD_642F);
-        let mut s = [splitmix(&mut x), splitmix(&mut x)];
-        if s == [0, 0] {
-            s[0] = 1;
+        Rng {
+            rng: crate::rng::Rng::stream(seed, stream),
+            dist,
         }
-        Rng { s, dist }
-    }
-
-    #[inline]
-    fn next_u64(&mut self) -> u64 {
-        let s0 = self.s[0];
-        let mut s1 = self.s[1];
-        let result = s0.wrapping_add(s1);
-        s1 ^= s0;
-        self.s[0] = s0.rotate_left(55) ^ s1 ^ (s1 << 14);
-        self.s[1] = s1.rotate_left(36);
-        result
     }
 
     /// Uniform double in [0, 1), built from the top 52 bits as sysbench does.
     #[inline]
     pub fn uniform_double(&mut self) -> f64 {
-        let x = self.next_u64();
-        f64::from_bits((0x3FFu64 << 52) | (x >> 12)) - 1.0
+        self.rng.uniform_double()
     }
 
     /// `sb_rand_uniform(a, b)`.
     #[inline]
     pub fn uniform(&mut self, a: u32, b: u32) -> u32 {
-        (a as f64 + self.uniform_double() * (b as f64 - a as f64 + 1.0)) as u32
+        self.rng.uniform(a, b)
     }
 
     /// `sb_rand_default(a, b)`: the `--rand-type` distribution.

@@ -13,14 +13,12 @@
 //! to `reconnect_timeout_s`); anything else stops every worker and the partial result is returned
 //! with `error` set.
 
-use super::conn::{classify, describe_error, ErrorClass};
 use super::rand::{time_seed, Dist, Rng, UniqueSeq};
 use super::workload::{Session, Tally};
-use super::{Controller, OltpConfig, OltpObserver};
-use crate::report::{
-    BenchResult, Counters, HostInfo, IntervalRates, IntervalSample, OltpCounters, ToolInfo,
-    SCHEMA_VERSION,
-};
+use super::OltpConfig;
+use crate::db::{classify, describe_error, ErrorClass};
+use crate::engine::{Controller, Observer};
+use crate::model::{Counters, IntervalRates, IntervalSample, Measurement, OltpCounters};
 use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -29,6 +27,9 @@ use std::time::{Duration, Instant};
 
 /// sysbench's histogram size (`stats::SysbenchHistogram` buckets).
 const BUCKETS: usize = 1024;
+
+/// How long an aborted run waits for transactions in progress before it abandons them.
+const ABORT_GRACE: Duration = Duration::from_millis(500);
 
 /// Counters one worker publishes while it runs.
 struct Live {
@@ -82,6 +83,8 @@ struct Shared {
     live: Vec<Live>,
     unique: UniqueSeq,
     fatal: Mutex<Option<String>>,
+    /// Sockets whose writable wake-ups were dropped (see `db::sockets`), for the result's notes.
+    tuned_sockets: AtomicU64,
 }
 
 impl Shared {
@@ -116,11 +119,15 @@ struct WorkerOut {
 
 /// Runs the benchmark. `Err` only when it could not start (bad options, cannot connect or
 /// prepare statements); an error during the run returns the partial result with `error` set.
+///
+/// A stop request lets every connection finish its transaction in progress. An abort ends the
+/// run at once: the result covers the transactions finished by then, and connections still
+/// waiting for the server are left to end on their own (their threads are detached).
 pub fn run(
     cfg: &OltpConfig,
     controller: &Controller,
-    observer: &dyn OltpObserver,
-) -> anyhow::Result<BenchResult> {
+    observer: &dyn Observer,
+) -> anyhow::Result<Measurement> {
     cfg.validate()?;
     let threads = cfg.threads as usize;
     // Default: one OS thread per connection, as sysbench. With fewer threads than connections
@@ -148,8 +155,9 @@ pub fn run(
         live: (0..threads).map(|_| Live::new()).collect(),
         unique: UniqueSeq::new(seed),
         fatal: Mutex::new(None),
+        tuned_sockets: AtomicU64::new(0),
     });
-    let started_at = crate::report::now_rfc3339();
+    let started_at = crate::sys::clock::now_rfc3339();
     let barrier = Arc::new(Barrier::new(os_threads + 1));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
@@ -214,16 +222,27 @@ pub fn run(
     let mut prev = Snapshot::default();
     let mut prev_t = start;
     let mut scratch = SysbenchHistogram::new();
+    let mut aborted_at: Option<Instant> = None;
     while finished < os_threads {
         let wait = if cfg.report_interval_s > 0 {
             (start + interval * tick).saturating_duration_since(Instant::now())
         } else {
             Duration::from_secs(3600)
-        };
+        }
+        .min(Duration::from_millis(100));
+        if controller.abort_requested() {
+            let since = *aborted_at.get_or_insert_with(Instant::now);
+            if since.elapsed() >= ABORT_GRACE {
+                shared.set_fatal(
+                    "the run was aborted: transactions in progress were abandoned".into(),
+                );
+                break;
+            }
+        }
         match done_rx.recv_timeout(wait) {
             Ok(()) => finished += 1,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if cfg.report_interval_s > 0 {
+                if cfg.report_interval_s > 0 && Instant::now() >= start + interval * tick {
                     let now = Instant::now();
                     let sample =
                         interval_sample(&shared, &mut prev, prev_t, now, start, &mut scratch);
@@ -252,6 +271,9 @@ pub fn run(
 
     let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
     for h in handles {
+        if finished < os_threads && !h.is_finished() {
+            continue; // aborted: waiting on the server; its numbers are lost with it
+        }
         match h.join() {
             Ok(v) => outs.extend(v),
             Err(_) => shared.set_fatal("a client thread panicked".into()),
@@ -276,7 +298,7 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    let (rt, polls) = match super::sockets::runtime_with_polls() {
+    let (rt, polls) = match crate::db::sockets::runtime_with_polls() {
         Ok(x) => x,
         Err(e) => {
             let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
@@ -315,7 +337,8 @@ fn client_thread(
         Ok(v)
     });
     if sessions.is_ok() {
-        super::sockets::drop_write_interest(&polls);
+        let n = crate::db::sockets::drop_write_interest(&polls);
+        shared.tuned_sockets.fetch_add(n as u64, Relaxed);
     }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
@@ -499,7 +522,8 @@ async fn lost(
     match reconnect(shared).await {
         Reconnect::Done(s) => {
             *session = s;
-            super::sockets::drop_write_interest(polls);
+            let n = crate::db::sockets::drop_write_interest(polls);
+            shared.tuned_sockets.fetch_add(n as u64, Relaxed);
             live.reconnects.fetch_add(1, Relaxed);
             true
         }
@@ -588,7 +612,7 @@ fn build_result(
     intervals: Vec<IntervalSample>,
     total_time_s: f64,
     started_at: String,
-) -> BenchResult {
+) -> Measurement {
     let mut merged = LatencyRecorder::new();
     let mut errors_by_code = BTreeMap::new();
     let mut shares = Vec::with_capacity(outs.len());
@@ -614,7 +638,13 @@ fn build_result(
     let queries = reads + writes + other;
     let mut notes = Vec::new();
     if cfg.ps_mode == super::PsMode::Disable {
-        notes.push("--db-ps-mode=disable: statements sent as SQL text".into());
+        notes.push("prepared statements off: statements sent as SQL text".into());
+    }
+    if cfg.skip_write_wakeups {
+        notes.push(format!(
+            "writable wake-ups dropped on {} client sockets (one wake-up per query instead of two)",
+            shared.tuned_sockets.load(Relaxed)
+        ));
     }
     let error = shared
         .fatal
@@ -624,13 +654,8 @@ fn build_result(
     if error.is_some() {
         notes.push("the run ended early on an error: the numbers are partial".into());
     }
-    BenchResult {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo::spindle("1.0"),
-        host: HostInfo::collect(),
-        test: cfg.test_name(),
+    Measurement {
         started_at,
-        options: serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null),
         threads: cfg.threads,
         total_time_s,
         events,

@@ -5,6 +5,5 @@ pub mod model;
 pub mod oltp_text;
 pub mod suite;
 pub mod sysbench_text;
-pub mod write;
 
 pub use model::*;

@@ -152,7 +152,7 @@ Threads fairness:
             host: HostInfo::default(),
             test: "oltp_read_write".into(),
             started_at: String::new(),
-            options: serde_json::Value::Null,
+            options: crate::report::TestOptions::Oltp(Box::default()),
             threads: 2,
             total_time_s: 1.0017,
             events: 3151,

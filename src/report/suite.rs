@@ -3,7 +3,8 @@
 //! targets per test with ratios to the best one — the way the reference articles compare an
 //! SSD with an HDD. Renderers are pure; [`write_bundle`] writes every file atomically.
 
-use super::{write::write_atomic, BenchResult, Counters, HostInfo, ToolInfo};
+use super::{BenchResult, Counters, HostInfo, ToolInfo};
+use crate::sys::fs::write_atomic;
 use crate::sys::state::{StateSample, SystemState};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;

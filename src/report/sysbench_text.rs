@@ -4,10 +4,10 @@
 //! and scripts that parse it (`reads/s:`, `total time:`, `95th percentile:` …). The shared
 //! blocks (General statistics, Latency, Threads fairness, histogram) are used by OLTP too.
 
-use crate::config::format_size_exact;
 use crate::fileio::{Compat, FileioConfig, IoMode, TestMode};
 use crate::report::{BenchResult, Counters, IntervalRates, IntervalSample};
 use crate::stats::SysbenchHistogram;
+use crate::units::format_size_exact;
 use std::fmt::Write;
 
 /// The header printed before the workers start.

@@ -6,7 +6,7 @@
 //! name order is age order.
 
 use crate::report::suite::{write_bundle, SuiteResult};
-use crate::report::write::write_atomic;
+use crate::sys::fs::write_atomic;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -79,7 +79,7 @@ impl RunStore {
     pub fn create_run(&self, host: &str) -> anyhow::Result<RunEntry> {
         let base = format!(
             "{}-{}",
-            compact_timestamp(&crate::report::now_rfc3339()),
+            compact_timestamp(&crate::sys::clock::now_rfc3339()),
             safe_name(host)
         );
         for n in 0..100 {
@@ -140,7 +140,7 @@ impl RunStore {
     pub fn mark_copied(&self, id: &str, label: &str) -> anyhow::Result<()> {
         let text = format!(
             "copied to the results stick '{label}' at {}\n",
-            crate::report::now_rfc3339()
+            crate::sys::clock::now_rfc3339()
         );
         write_atomic(&self.dir.join(id).join(COPIED_MARKER), text.as_bytes())
     }

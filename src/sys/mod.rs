@@ -2,6 +2,8 @@
 //! use fixture trees (`SysRoot`), the one runner all shell-outs go through, signals, and the
 //! system state recorded with results.
 
+pub mod clock;
+pub mod fs;
 pub mod host;
 pub mod root;
 pub mod runner;

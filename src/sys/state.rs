@@ -129,7 +129,7 @@ pub fn snapshot(root: &Path) -> SystemState {
         .map(|s| s.trim_end_matches('\0').trim().to_string())
         .filter(|s| !s.is_empty());
     SystemState {
-        at: crate::report::now_rfc3339(),
+        at: crate::sys::clock::now_rfc3339(),
         kernel: read(root, "proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
         cpu_model: read(root, "proc/cpuinfo").and_then(|t| super::host::parse_cpu_model(&t)),
         ram_bytes: read(root, "proc/meminfo").and_then(|t| parse_meminfo_total(&t)),

@@ -2,12 +2,11 @@
 //! per-flavor rendering, reading values back, and size strings such as `64M`.
 
 use super::version::{Flavor, ServerVersion};
-use anyhow::bail;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const MIB: u64 = 1024 * 1024;
+use crate::units::MIB;
 
 /// Smallest buffer pool spindle sizes from RAM (the Pi 4 with 1 GB still gets this much).
 pub const MIN_BUFFER_POOL_BYTES: u64 = 128 * MIB;
@@ -140,7 +139,10 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
     }
     put("skip-name-resolve", Some("1".into()));
     put("max_connections", Some(s.max_connections.to_string()));
-    put("max_allowed_packet", Some(size_str(s.max_allowed_packet)));
+    put(
+        "max_allowed_packet",
+        Some(crate::units::my_cnf_size(s.max_allowed_packet)),
+    );
     put("slow_query_log", Some("0".into()));
     if mariadb || !v.at_least(8, 0, 0) {
         put("query_cache_type", Some("0".into()));
@@ -169,7 +171,10 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
     let pool = s
         .buffer_pool_size
         .unwrap_or_else(|| default_buffer_pool_size(t.ram_bytes));
-    put("innodb_buffer_pool_size", Some(size_str(pool)));
+    put(
+        "innodb_buffer_pool_size",
+        Some(crate::units::my_cnf_size(pool)),
+    );
     if !mariadb {
         // Removed in MariaDB 10.6 (an unknown option there); still valid in MySQL 5.7/8.
         put("innodb_buffer_pool_instances", Some("1".into()));
@@ -177,15 +182,21 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
     if !mariadb && v.at_least(8, 0, 30) {
         put(
             "innodb_redo_log_capacity",
-            Some(size_str(2 * s.log_file_size)),
+            Some(crate::units::my_cnf_size(2 * s.log_file_size)),
         );
     } else {
-        put("innodb_log_file_size", Some(size_str(s.log_file_size)));
+        put(
+            "innodb_log_file_size",
+            Some(crate::units::my_cnf_size(s.log_file_size)),
+        );
         if !mariadb || !v.at_least(10, 5, 0) {
             put("innodb_log_files_in_group", Some("2".into()));
         }
     }
-    put("innodb_log_buffer_size", Some(size_str(s.log_buffer_size)));
+    put(
+        "innodb_log_buffer_size",
+        Some(crate::units::my_cnf_size(s.log_buffer_size)),
+    );
     put(
         "innodb_flush_log_at_trx_commit",
         Some(s.flush_log_at_trx_commit.to_string()),
@@ -261,51 +272,9 @@ pub fn parse_cnf_section(text: &str, section: &str) -> BTreeMap<String, String> 
     out
 }
 
-/// Formats bytes the way my.cnf likes them: `64M`, `2G`, else plain bytes.
-pub fn size_str(bytes: u64) -> String {
-    const G: u64 = 1024 * MIB;
-    if bytes >= G && bytes.is_multiple_of(G) {
-        format!("{}G", bytes / G)
-    } else if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{}M", bytes / MIB)
-    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
-        format!("{}K", bytes / 1024)
-    } else {
-        bytes.to_string()
-    }
-}
-
-/// Parses a size such as `512M`, `1G`, `1.5G`, `64MiB` or plain bytes (binary units).
-pub fn parse_size(text: &str) -> anyhow::Result<u64> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1024,
-        "m" | "mb" | "mib" => MIB,
-        "g" | "gb" | "gib" => 1024 * MIB,
-        "t" | "tb" | "tib" => 1024 * 1024 * MIB,
-        _ => bail!(
-            "unknown size unit '{}' in '{text}': use K, M, G or T (e.g. 512M)",
-            unit.trim()
-        ),
-    };
-    let n: f64 = num.parse().map_err(|_| {
-        anyhow::anyhow!("'{text}' is not a size: use a number with K, M, G or T (e.g. 512M)")
-    })?;
-    let bytes = n * mult as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        bail!("size '{text}' is out of range");
-    }
-    Ok(bytes as u64)
-}
-
-/// `parse_size` for clap's `value_parser`.
+/// A size as given on the command line or in a profile, for clap's `value_parser`.
 pub fn parse_size_arg(text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
+    crate::units::parse_size(text)
 }
 
 #[cfg(test)]
@@ -430,20 +399,6 @@ mod tests {
         assert_eq!(default_buffer_pool_size(4 << 30), 1536 * MIB);
         assert_eq!(default_buffer_pool_size(256 * MIB), MIN_BUFFER_POOL_BYTES);
         assert_eq!(default_buffer_pool_size(0), MIN_BUFFER_POOL_BYTES);
-    }
-
-    #[test]
-    fn sizes_parse_and_format() {
-        assert_eq!(parse_size("64M").unwrap(), 64 * MIB);
-        assert_eq!(parse_size("1.5G").unwrap(), 1536 * MIB);
-        assert_eq!(parse_size("512 MiB").unwrap(), 512 * MIB);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert!(parse_size("12X").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("-1G").is_err());
-        assert_eq!(size_str(64 * MIB), "64M");
-        assert_eq!(size_str(2048 * MIB), "2G");
-        assert_eq!(size_str(1000), "1000");
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub mod config;
 pub mod layout;
 pub mod version;
 
-pub use config::{parse_size, MysqldSettings};
+pub use config::MysqldSettings;
 pub use layout::{Credentials, Layout, ServerRecord};
 pub use version::{parse_version, Flavor, ServerBinary, ServerVersion};
 

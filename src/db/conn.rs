@@ -69,7 +69,7 @@ impl ConnectionConfig {
     }
 
     /// mysql_async options for one benchmark connection.
-    pub(crate) fn opts(&self, with_db: bool) -> Opts {
+    pub fn opts(&self, with_db: bool) -> Opts {
         let b = OptsBuilder::default()
             .user(Some(self.user.clone()))
             .pass(Some(self.password.clone()))
@@ -98,7 +98,7 @@ impl ConnectionConfig {
     }
 
     /// Connects once; errors say what failed and which flag to fix.
-    pub(crate) async fn connect(&self, with_db: bool) -> anyhow::Result<Conn> {
+    pub async fn connect(&self, with_db: bool) -> anyhow::Result<Conn> {
         Conn::new(self.opts(with_db))
             .await
             .map_err(|e| anyhow::anyhow!(self.explain_connect_error(&e)))
@@ -185,7 +185,7 @@ impl IgnoreErrors {
 
 /// What to do about an error raised by a statement.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ErrorClass {
+pub enum ErrorClass {
     /// The connection is gone: reconnect, re-prepare, restart the transaction. Carries the code
     /// it is counted under (client codes 2006/2013 for I/O errors without one).
     Lost(u16),
@@ -201,7 +201,7 @@ pub(crate) enum ErrorClass {
 /// ER_CLIENT_INTERACTION_TIMEOUT).
 const LOST_CODES: &[u16] = &[2006, 2013, 2011, 2055, 1053, 1927, 4031];
 
-pub(crate) fn classify(e: &mysql_async::Error, ignore: &IgnoreErrors) -> ErrorClass {
+pub fn classify(e: &mysql_async::Error, ignore: &IgnoreErrors) -> ErrorClass {
     use mysql_async::{DriverError, Error};
     match e {
         Error::Server(s) if LOST_CODES.contains(&s.code) => ErrorClass::Lost(s.code),
@@ -215,7 +215,7 @@ pub(crate) fn classify(e: &mysql_async::Error, ignore: &IgnoreErrors) -> ErrorCl
 }
 
 /// One line describing a statement error.
-pub(crate) fn describe_error(e: &mysql_async::Error) -> String {
+pub fn describe_error(e: &mysql_async::Error) -> String {
     match e {
         mysql_async::Error::Server(s) => format!("error {} ({}): {}", s.code, s.state, s.message),
         other => other.to_string(),

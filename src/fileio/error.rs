@@ -1,0 +1,83 @@
+//! The fileio engine's errors. Each says what failed in the engine's words (a directory, a file,
+//! a size) and the fix; [`FileioError::option`] names the sysbench option it is about, so the CLI
+//! can put the flag in front (`--dir: …`) and the suite the profile key (`fileio[0].total_size`).
+
+use std::path::PathBuf;
+
+/// What went wrong before or while the files were used.
+#[derive(Debug, thiserror::Error)]
+pub enum FileioError {
+    #[error("directory '{0}' does not exist: create it or choose another directory")]
+    DirMissing(PathBuf),
+    #[error("directory '{0}' cannot be read: {1}")]
+    DirUnreadable(PathBuf, std::io::Error),
+    #[error("'{0}' is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("directory '{0}' is on a read-only filesystem: choose a writable directory")]
+    ReadOnly(PathBuf),
+    #[error("directory '{0}' is not writable by this user: choose a writable directory or fix its permissions")]
+    NotWritable(PathBuf),
+    #[error("a file set of {total} bytes needs {needed} more bytes in '{dir}', but only {avail} are free: choose a smaller total size or another directory")]
+    NoSpace {
+        total: u64,
+        needed: u64,
+        dir: PathBuf,
+        avail: u64,
+    },
+    #[error("the files in '{dir}' were prepared as {prepared_num} files of {prepared_size} bytes ({} in all), but this run asks for {num} files and {total} bytes in all: run with the prepared values, or clean up and prepare again", *prepared_num as u64 * *prepared_size)]
+    SetMismatch {
+        dir: PathBuf,
+        prepared_num: u32,
+        prepared_size: u64,
+        num: u32,
+        total: u64,
+    },
+    #[error("file '{path}' is {len} bytes, but at least {expected} are expected: prepare the files with the same number and total size first")]
+    FileTooShort {
+        path: PathBuf,
+        len: u64,
+        expected: u64,
+    },
+    #[error("test file '{0}' does not exist: prepare the files with the same number and total size first")]
+    FileMissing(PathBuf),
+    #[error("checksum validation needs checksummed files, but the files in '{0}' were prepared (or last written) without it: clean up and prepare them with validation on")]
+    NotChecksummed(PathBuf),
+    #[error("checksum validation: the files were prepared with {prepared}-byte blocks, this run uses {block}: use the same block size")]
+    ValidateBlockSize { prepared: u64, block: u64 },
+    #[error("O_DIRECT needs the request size ({request}) and the per-file size ({file_size}) to be multiples of the device's logical block size ({lbs} bytes)")]
+    DirectAlignment {
+        request: u64,
+        file_size: u64,
+        lbs: u64,
+    },
+    #[error("could not open '{0}' with O_DIRECT: its filesystem does not support direct I/O (tmpfs, some FUSE filesystems); use another directory or turn direct I/O off")]
+    DirectUnsupported(PathBuf),
+    #[error("could not open '{0}' for writing: the directory is on a read-only filesystem")]
+    OpenReadOnly(PathBuf),
+    #[error("could not open '{0}': permission denied; run as a user that may write to the directory, or choose another one")]
+    OpenDenied(PathBuf),
+    #[error("a test mode is required for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw")]
+    NoTestMode,
+}
+
+impl FileioError {
+    /// The sysbench option (without `--`) this error is about, if any.
+    pub fn option(&self) -> Option<&'static str> {
+        use FileioError::*;
+        Some(match self {
+            DirMissing(_) | DirUnreadable(..) | NotADirectory(_) | ReadOnly(_) | NotWritable(_)
+            | OpenReadOnly(_) | OpenDenied(_) => "dir",
+            NoSpace { .. } => "file-total-size",
+            SetMismatch { .. } | FileTooShort { .. } | FileMissing(_) => "file-total-size",
+            NotChecksummed(_) => "validate",
+            ValidateBlockSize { .. } => "file-block-size",
+            DirectAlignment { .. } | DirectUnsupported(_) => "file-extra-flags",
+            NoTestMode => "file-test-mode",
+        })
+    }
+}
+
+/// The `FileioError` in `e`'s chain, if there is one.
+pub fn find(e: &anyhow::Error) -> Option<&FileioError> {
+    e.chain().find_map(|c| c.downcast_ref::<FileioError>())
+}

@@ -1,0 +1,144 @@
+//! What an engine measured: the numbers of one run, independent of how it was configured or
+//! rendered. Engines return a [`Measurement`]; `report` wraps it with the run's options, the
+//! tool and the host into the versioned result document.
+
+pub use crate::stats::{Fairness, HistogramData, LatencySummary, ThreadShare};
+use serde::{Deserialize, Serialize};
+
+/// The numbers of one run (one `run` step of one engine).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// Start of the measured run, RFC 3339 UTC.
+    pub started_at: String,
+    pub threads: u32,
+    /// Wall time of the measured run, seconds (sysbench's `total time`).
+    pub total_time_s: f64,
+    /// Events executed (fileio requests incl. periodic fsyncs; OLTP and TPC-C transactions).
+    pub events: u64,
+    pub counters: Counters,
+    pub latency: LatencySummary,
+    /// Per-interval series (`--report-interval`); empty when intervals were off.
+    pub intervals: Vec<IntervalSample>,
+    pub fairness: Fairness,
+    pub histogram: HistogramData,
+    /// What made the numbers measure the disk (O_DIRECT, page cache dropped, data > RAM …) or
+    /// anything else a reader must know. Free text, one fact per entry.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Set when the run ended early; the numbers are then partial.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Engine-specific counters. Tagged by `kind` in JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Counters {
+    Fileio(FileioCounters),
+    Oltp(OltpCounters),
+    Tpcc(TpccCounters),
+}
+
+/// fileio: completed operations and bytes, and the per-second rates sysbench prints.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileioCounters {
+    pub reads: u64,
+    pub writes: u64,
+    /// fsync/fdatasync/msync calls: periodic, fsync-all and end-of-test.
+    pub fsyncs: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub reads_per_s: f64,
+    pub writes_per_s: f64,
+    pub fsyncs_per_s: f64,
+    pub read_mib_per_s: f64,
+    pub written_mib_per_s: f64,
+    /// With `--validate`: blocks whose checksum and offset were verified on read.
+    #[serde(default)]
+    pub validated_blocks: u64,
+}
+
+/// OLTP: sysbench's SQL statistics.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OltpCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub queries: u64,
+    pub transactions: u64,
+    pub ignored_errors: u64,
+    pub reconnects: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub ignored_errors_per_s: f64,
+    pub reconnects_per_s: f64,
+    /// Ignored errors broken down by MySQL error code (the code as text: JSON keys are strings).
+    #[serde(default)]
+    pub errors_by_code: std::collections::BTreeMap<String, u64>,
+}
+
+/// TPC-C (tpcc-mysql model): per transaction type counts and TpmC.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TpccCounters {
+    pub warehouses: u32,
+    pub tpmc: f64,
+    /// Per type: new_order, payment, order_status, delivery, stock_level.
+    pub per_type: Vec<TpccTypeCounters>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TpccTypeCounters {
+    pub name: String,
+    pub success: u64,
+    pub late: u64,
+    pub retries: u64,
+    pub failures: u64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// One `--report-interval` line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// Seconds since the start of the run at the end of this interval.
+    pub time_s: f64,
+    /// Threads running during the interval.
+    pub threads: u32,
+    /// Events completed in the interval.
+    pub events: u64,
+    /// The sysbench percentile of this interval's events, milliseconds.
+    pub latency_pct_ms: f64,
+    /// Largest latency in the interval, milliseconds.
+    pub latency_max_ms: f64,
+    pub rates: IntervalRates,
+}
+
+/// Engine-specific per-second rates of one interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum IntervalRates {
+    Fileio {
+        read_mib_per_s: f64,
+        written_mib_per_s: f64,
+        reads_per_s: f64,
+        writes_per_s: f64,
+        fsyncs_per_s: f64,
+    },
+    Oltp {
+        tps: f64,
+        qps: f64,
+        reads_per_s: f64,
+        writes_per_s: f64,
+        other_per_s: f64,
+        errors_per_s: f64,
+        reconnects_per_s: f64,
+    },
+    Tpcc {
+        new_orders: u64,
+        payments: u64,
+        order_status: u64,
+        deliveries: u64,
+        stock_levels: u64,
+    },
+}

@@ -1,0 +1,136 @@
+//! Sizes and rates: the one parser and the formatters every module uses. Binary units
+//! everywhere (KiB, MiB, GiB: powers of 1024), as sysbench and the kernel's block layer count.
+
+/// Bytes in a KiB, MiB, GiB, TiB.
+pub const KIB: u64 = 1 << 10;
+pub const MIB: u64 = 1 << 20;
+pub const GIB: u64 = 1 << 30;
+pub const TIB: u64 = 1 << 40;
+
+/// Parses a size: a number (decimals allowed: `1.5G`) with an optional binary suffix `b`, `k`,
+/// `m`, `g`, `t` (case-insensitive; `K`, `KB`, `KiB` all mean 1024). `16K` → 16384, `2G` →
+/// 2147483648. The error says what was wrong; callers add the option or key it came from.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
+        return Err(format!(
+            "'{text}' is not a size: use a number with an optional suffix K, M, G or T (e.g. 16K, 2G)"
+        ));
+    }
+    let suffix = unit.trim().to_ascii_lowercase();
+    let mult: u64 = match suffix.as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => KIB,
+        "m" | "mb" | "mib" => MIB,
+        "g" | "gb" | "gib" => GIB,
+        "t" | "tb" | "tib" => TIB,
+        _ => return Err(format!(
+            "'{text}' has an unknown size suffix '{suffix}': use K, M, G or T (binary multiples)"
+        )),
+    };
+    if let Ok(n) = num.parse::<u64>() {
+        return n
+            .checked_mul(mult)
+            .ok_or_else(|| format!("'{text}' is too large"));
+    }
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size: use a number like 512M or 1.5G"))?;
+    let bytes = n * mult as f64;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(format!("'{text}' is too large"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A byte count the way sysbench 1.0 prints it in headers: the largest binary unit that divides
+/// it exactly (`16MiB`, `16KiB`, `858993459B`).
+pub fn format_size_exact(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)];
+    for (name, size) in UNITS {
+        if bytes >= size && bytes.is_multiple_of(size) {
+            return format!("{}{}", bytes / size, name);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// A byte count for people, one decimal in the largest binary unit (`465.8 GiB`, `512 B`).
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// A byte count as my.cnf takes it: whole G, M or K when exact (`1536M`), else bytes.
+pub fn my_cnf_size(bytes: u64) -> String {
+    for (suffix, unit) in [("G", GIB), ("M", MIB), ("K", KIB)] {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{}{suffix}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
+/// Bytes as MiB (a float, for rates and ratios).
+pub fn mib(bytes: u64) -> f64 {
+    bytes as f64 / MIB as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_accept_sysbench_and_my_cnf_spellings() {
+        assert_eq!(parse_size("16384").unwrap(), 16384);
+        assert_eq!(parse_size("16K").unwrap(), 16384);
+        assert_eq!(parse_size("16k").unwrap(), 16384);
+        assert_eq!(parse_size("2G").unwrap(), 2 << 30);
+        assert_eq!(parse_size("256M").unwrap(), 256 << 20);
+        assert_eq!(parse_size("80G").unwrap(), 80 << 30);
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("512 MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("1.5G").unwrap(), 1536 << 20);
+        assert!(parse_size("G").unwrap_err().contains("not a size"));
+        assert!(parse_size("").unwrap_err().contains("not a size"));
+        assert!(parse_size("12Q").unwrap_err().contains("suffix"));
+        assert!(parse_size("99999999999999999999").is_err());
+        assert!(parse_size("99999999999T")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("1.2.3G").is_err());
+    }
+
+    #[test]
+    fn exact_sizes_format_like_sysbench() {
+        assert_eq!(format_size_exact(16 << 20), "16MiB");
+        assert_eq!(format_size_exact(16384), "16KiB");
+        assert_eq!(format_size_exact(2 << 30), "2GiB");
+        assert_eq!(format_size_exact(858_993_459), "858993459B");
+    }
+
+    #[test]
+    fn human_and_my_cnf_sizes() {
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(1 << 30), "1.0 GiB");
+        assert_eq!(human_size(500_107_862_016), "465.8 GiB");
+        assert_eq!(my_cnf_size(1536 << 20), "1536M");
+        assert_eq!(my_cnf_size(2 << 30), "2G");
+        assert_eq!(my_cnf_size(1000), "1000");
+    }
+}
