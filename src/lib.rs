@@ -38,5 +38,5 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    cli::run(args)
+    cmd::dispatch(args)
 }

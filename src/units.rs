@@ -28,9 +28,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => MIB,
         "g" | "gb" | "gib" => GIB,
         "t" | "tb" | "tib" => TIB,
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "'{text}' has an unknown size suffix '{suffix}': use K, M, G or T (binary multiples)"
-        )),
+        ))
+        }
     };
     if let Ok(n) = num.parse::<u64>() {
         return n

@@ -4,9 +4,9 @@
 //! as results sticks. Needs root (losetup, mount) and dosfstools; without them the tests fail
 //! saying so.
 
-use spindle::appliance::daemon::{
-    run_daemon, send_control, ControlCommand, DaemonDeps, RunLauncher, RunRequest, SuiteLauncher,
-};
+use spindle::appliance::control::ControlCommand;
+use spindle::appliance::daemon::{run_daemon, DaemonDeps, RunLauncher, RunRequest, SuiteLauncher};
+use spindle::cmd::control::send_control;
 use spindle::config::appliance::{ApplianceSettings, IndicatorBackend};
 use spindle::engine::Controller;
 use spindle::status::{MockIndicator, MockLog, Pattern, Phase, StickProblem};

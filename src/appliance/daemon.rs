@@ -7,6 +7,7 @@
 //! last MiB would disturb the measurement); sticks inserted or pulled meanwhile are seen when it
 //! ends. Logs go to stderr.
 
+use super::control::{bind_control, serve_control, ControlCommand};
 use super::state::{self, Action, Event, RunOutcome, State};
 use super::suite::{run_suite, SuiteObserver, SuiteOptions, TargetSpec};
 use super::targets::{candidates, plan_disks, prepare_disks, release_disks};
@@ -19,10 +20,6 @@ use crate::report::suite::Skipped;
 use crate::sink::{self, CopyReport, ResultsStick, RunStore};
 use crate::status::{Indicator, Phase};
 use crate::sys::{CommandRunner, SysRoot};
-use anyhow::Context;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -178,25 +175,6 @@ fn remove_empty_dirs(dir: &Path) {
     let _ = std::fs::remove_dir(dir);
 }
 
-/// A request from `spindle start|abort|status` on the control socket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ControlCommand {
-    Start,
-    Abort,
-    Status,
-}
-
-impl ControlCommand {
-    pub fn parse(word: &str) -> Option<Self> {
-        match word.trim() {
-            "start" => Some(ControlCommand::Start),
-            "abort" => Some(ControlCommand::Abort),
-            "status" => Some(ControlCommand::Status),
-            _ => None,
-        }
-    }
-}
-
 enum Msg {
     Event(Event),
     Control(ControlCommand, Sender<String>),
@@ -227,97 +205,6 @@ impl SuiteObserver for Observer {
     fn message(&self, line: &str) {
         eprintln!("spindle: {line}");
     }
-}
-
-/// Creates the socket's directory (0700 when spindle creates it), removes a stale socket,
-/// binds, and makes the socket 0600.
-fn bind_control(path: &Path) -> anyhow::Result<UnixListener> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("could not create '{}'", dir.display()))?;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-        }
-    }
-    if path.exists() {
-        if UnixStream::connect(path).is_ok() {
-            anyhow::bail!(
-                "another spindle daemon is listening on '{}' (stop it first)",
-                path.display()
-            );
-        }
-        std::fs::remove_file(path)
-            .with_context(|| format!("could not remove the stale socket '{}'", path.display()))?;
-    }
-    let l = UnixListener::bind(path).with_context(|| {
-        format!(
-            "[appliance] control_socket: could not listen on '{}'",
-            path.display()
-        )
-    })?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(l)
-}
-
-fn serve_control(listener: UnixListener, tx: Sender<Msg>, quit: Arc<AtomicBool>) {
-    listener.set_nonblocking(true).ok();
-    while !quit.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                stream.set_nonblocking(false).ok();
-                stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
-                let mut line = String::new();
-                let mut reader = BufReader::new(&stream);
-                let reply = match reader.read_line(&mut line) {
-                    Ok(_) => match ControlCommand::parse(&line) {
-                        Some(cmd) => {
-                            let (rtx, rrx) = mpsc::channel();
-                            if tx.send(Msg::Control(cmd, rtx)).is_err() {
-                                "refused: the daemon is stopping".to_string()
-                            } else {
-                                rrx.recv_timeout(Duration::from_secs(10))
-                                    .unwrap_or_else(|_| "refused: the daemon did not answer".into())
-                            }
-                        }
-                        None => format!(
-                            "refused: unknown command '{}' (use start, abort or status)",
-                            line.trim()
-                        ),
-                    },
-                    Err(e) => format!("refused: could not read the request: {e}"),
-                };
-                let mut w = &stream;
-                let _ = writeln!(w, "{reply}");
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(e) => {
-                eprintln!("spindle: control socket: {e}");
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        }
-    }
-}
-
-/// Sends `cmd` to a running daemon and returns its answer.
-pub fn send_control(socket: &Path, cmd: ControlCommand) -> anyhow::Result<String> {
-    let word = match cmd {
-        ControlCommand::Start => "start",
-        ControlCommand::Abort => "abort",
-        ControlCommand::Status => "status",
-    };
-    let mut s = UnixStream::connect(socket).with_context(|| {
-        format!(
-            "could not reach the spindle daemon at '{}' (is `spindle daemon` running? are you root?)",
-            socket.display()
-        )
-    })?;
-    s.set_read_timeout(Some(Duration::from_secs(15)))?;
-    writeln!(s, "{word}")?;
-    let mut answer = String::new();
-    BufReader::new(&s).read_line(&mut answer)?;
-    Ok(answer.trim().to_string())
 }
 
 /// What the daemon needs besides its settings.
@@ -600,7 +487,17 @@ pub fn run_daemon(
     let quit = Arc::new(AtomicBool::new(false));
     let control_thread = {
         let (tx, quit) = (tx.clone(), quit.clone());
-        std::thread::spawn(move || serve_control(listener, tx, quit))
+        std::thread::spawn(move || {
+            let forward = |cmd| {
+                let (rtx, rrx) = mpsc::channel();
+                tx.send(Msg::Control(cmd, rtx)).ok()?;
+                Some(
+                    rrx.recv_timeout(Duration::from_secs(10))
+                        .unwrap_or_else(|_| "refused: the daemon did not answer".into()),
+                )
+            };
+            serve_control(listener, forward, quit)
+        })
     };
     let _button = if deps.gpio_button {
         let b = &settings.button;
@@ -784,37 +681,5 @@ mod tests {
         remove_empty_dirs(&w);
         assert!(w.join("mnt/sda/data").exists());
         assert!(!w.join("mnt/sdb").exists());
-    }
-
-    #[test]
-    fn control_words_parse() {
-        assert_eq!(
-            ControlCommand::parse("start\n"),
-            Some(ControlCommand::Start)
-        );
-        assert_eq!(
-            ControlCommand::parse(" abort "),
-            Some(ControlCommand::Abort)
-        );
-        assert_eq!(
-            ControlCommand::parse("status"),
-            Some(ControlCommand::Status)
-        );
-        assert_eq!(ControlCommand::parse("reboot"), None);
-    }
-
-    #[test]
-    fn control_socket_is_private_and_a_second_daemon_is_refused() {
-        let d = tempfile::tempdir().unwrap();
-        let sock = d.path().join("run/spindle/control.sock");
-        let l = bind_control(&sock).unwrap();
-        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&sock), 0o600);
-        assert_eq!(mode(sock.parent().unwrap()), 0o700);
-        let e = bind_control(&sock).unwrap_err();
-        assert!(e.to_string().contains("another spindle daemon"), "{e}");
-        drop(l);
-        // a stale socket file (daemon gone) is replaced
-        bind_control(&sock).unwrap();
     }
 }

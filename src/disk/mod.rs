@@ -223,20 +223,3 @@ impl Disk {
         alnum[n.saturating_sub(8)..].to_lowercase()
     }
 }
-
-/// `spindle disks`: scans `sysroot`, classifies with the default policy and prints the table
-/// (or JSON). Returns the exit code.
-pub fn run_disks_command(sysroot: &std::path::Path, json: bool, all: bool) -> anyhow::Result<i32> {
-    let root = crate::sys::SysRoot::new(sysroot);
-    let policy = DiskPolicy::default();
-    let reports: Vec<DiskReport> = scan(&root, all)?
-        .into_iter()
-        .map(|d| DiskReport::new(d, &policy))
-        .collect();
-    if json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
-    } else {
-        print!("{}", render::render_table(&reports));
-    }
-    Ok(0)
-}
