@@ -19,6 +19,7 @@ pub mod oltp;
 pub mod provision;
 pub mod report;
 pub mod rng;
+pub mod run;
 pub mod sink;
 pub mod stats;
 pub mod status;

@@ -4,58 +4,40 @@
 //! as results sticks. Needs root (losetup, mount) and dosfstools; without them the tests fail
 //! saying so.
 
+mod common;
+
+use common::{sh, LoopDevice};
 use spindle::appliance::control::ControlCommand;
-use spindle::appliance::daemon::{run_daemon, DaemonDeps, RunLauncher, RunRequest, SuiteLauncher};
+use spindle::appliance::daemon::{run_daemon, DaemonDeps, RunLauncher, SuiteLauncher};
 use spindle::cmd::control::send_control;
 use spindle::config::appliance::{ApplianceSettings, IndicatorBackend};
 use spindle::engine::Controller;
+use spindle::report::suite::{PhaseStatus, RunStatus, TargetKind};
+use spindle::run::RunRequest;
 use spindle::status::{MockIndicator, MockLog, Pattern, Phase, StickProblem};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert!(
-        unsafe { libc::geteuid() } == 0,
-        "this test needs root (it attaches loop devices and mounts FAT images): run `sudo -E cargo test --test appliance`"
+    common::require_root(
+        "the appliance tests (loop-device sticks, FAT and ext4 images)",
+        &[
+            ("losetup", "mount"),
+            ("mkfs.vfat", "dosfstools"),
+            ("fatlabel", "dosfstools"),
+            ("mkfs.ext4", "e2fsprogs"),
+            ("e2label", "e2fsprogs"),
+            ("mount", "mount"),
+            ("umount", "mount"),
+        ],
     );
-    for tool in [
-        "losetup",
-        "mkfs.vfat",
-        "fatlabel",
-        "mkfs.ext4",
-        "e2label",
-        "mount",
-        "umount",
-    ] {
-        let ok = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        assert!(
-            ok,
-            "this test needs '{tool}' (apt-get install dosfstools e2fsprogs util-linux mount)"
-        );
-    }
 }
 
-fn sh(prog: &str, args: &[&str]) -> String {
-    let out = Command::new(prog).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{prog} {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// A FAT image attached as a loop device; detached (and unmounted) on drop.
+/// A results stick: a FAT or ext4 image on a [`LoopDevice`] (pulled out on drop).
 struct LoopStick {
-    dev: Option<String>,
+    disk: LoopDevice,
     _dir: tempfile::TempDir,
 }
 
@@ -87,67 +69,26 @@ impl LoopStick {
                 ],
             ),
         };
-        let dev = sh("losetup", &["-f", "--show", img.to_str().unwrap()]);
         let s = LoopStick {
-            dev: Some(dev),
+            disk: LoopDevice::attach(&img),
             _dir: dir,
         };
-        s.with_mounted(false, prepare);
+        s.disk.with_mounted(false, prepare);
         match fs {
-            "vfat" => sh("fatlabel", &[s.dev(), label]),
-            _ => sh("e2label", &[s.dev(), label]),
+            "vfat" => sh("fatlabel", &[s.disk.dev(), label]),
+            _ => sh("e2label", &[s.disk.dev(), label]),
         };
         s
     }
 
-    fn dev(&self) -> &str {
-        self.dev.as_deref().unwrap()
-    }
-
     /// Mounts the stick at a private directory, calls `f`, unmounts.
     fn with_mounted<T>(&self, read_only: bool, f: impl FnOnce(&Path) -> T) -> T {
-        let m = tempfile::tempdir().unwrap();
-        let opts = if read_only { "ro" } else { "rw" };
-        sh(
-            "mount",
-            &["-o", opts, self.dev(), m.path().to_str().unwrap()],
-        );
-        struct Unmount<'a>(&'a Path);
-        impl Drop for Unmount<'_> {
-            fn drop(&mut self) {
-                let _ = Command::new("umount").arg(self.0).status();
-            }
-        }
-        let _u = Unmount(m.path());
-        f(m.path())
+        self.disk.with_mounted(read_only, f)
     }
 
     /// Pulls the stick out.
     fn detach(&mut self) {
-        if let Some(dev) = self.dev.take() {
-            // the daemon may still have it mounted for a moment
-            lazy_unmount(&dev);
-            sh("losetup", &["-d", &dev]);
-        }
-    }
-}
-
-/// Unmounts `dev` (lazily) if it is mounted.
-fn lazy_unmount(dev: &str) {
-    let _ = Command::new("sh")
-        .args([
-            "-c",
-            &format!("grep -q '^{dev} ' /proc/mounts && umount -l {dev}"),
-        ])
-        .status();
-}
-
-impl Drop for LoopStick {
-    fn drop(&mut self) {
-        if let Some(dev) = self.dev.take() {
-            lazy_unmount(&dev);
-            let _ = Command::new("losetup").args(["-d", &dev]).status();
-        }
+        self.disk.detach();
     }
 }
 
@@ -211,7 +152,8 @@ impl Appliance {
     }
 
     fn start_with(dir: tempfile::TempDir, settings: ApplianceSettings) -> Self {
-        Self::start_with_launcher(dir, settings, Arc::new(SuiteLauncher))
+        let launcher = Arc::new(SuiteLauncher::for_settings(&settings));
+        Self::start_with_launcher(dir, settings, launcher)
     }
 
     fn start_with_launcher(
@@ -556,8 +498,8 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
         run_id: "20260101-000000-pi".into(),
         started_at: "2026-01-01T00:00:00Z".into(),
         finished_at: None,
-        status: "running".into(),
-        profile: serde_json::json!({}),
+        status: RunStatus::Running,
+        profile: Default::default(),
         targets: vec![],
         skipped: vec![],
     };
@@ -581,111 +523,25 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
     });
 }
 
-/// A loop device over a sparse image file, as a disk the daemon may benchmark. On drop it undoes
-/// whatever a failed run could leave: mounts of the device or its partitions, partition nodes,
-/// loop devices spindle attached over the image, and the device itself.
-struct LoopDisk {
-    dev: String,
-    image: PathBuf,
-}
-
-impl LoopDisk {
-    fn new(dir: &Path, name: &str, mib: u64) -> LoopDisk {
-        let image = dir.join(format!("{name}.img"));
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(mib << 20)
-            .unwrap();
-        let dev = sh("losetup", &["--find", "--show", image.to_str().unwrap()]);
-        LoopDisk { dev, image }
-    }
-
-    /// `file:<image>`, the stable id `spindle disks` shows for it.
-    fn stable_id(&self) -> String {
-        format!("file:{}", self.image.display())
-    }
-
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-
-    /// Loop devices attached to the image (ours plus any spindle left behind).
-    fn attached(&self) -> Vec<String> {
-        sh(
-            "losetup",
-            &[
-                "--noheadings",
-                "--output",
-                "NAME",
-                "-j",
-                self.image.to_str().unwrap(),
-            ],
-        )
-        .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect()
-    }
-
-    /// Lines of /proc/mounts for this device, its partitions, or loops over its image.
-    fn mounts(&self) -> Vec<String> {
-        let devs = self.attached();
-        std::fs::read_to_string("/proc/mounts")
-            .unwrap()
-            .lines()
-            .filter(|l| {
-                let src = l.split_whitespace().next().unwrap_or("");
-                src.starts_with(&self.dev) || devs.iter().any(|d| src.starts_with(d.as_str()))
-            })
-            .map(str::to_string)
-            .collect()
-    }
-
-    fn sha256(&self) -> String {
-        sh("sha256sum", &[self.image.to_str().unwrap()])
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .to_string()
-    }
-}
-
-impl Drop for LoopDisk {
-    fn drop(&mut self) {
-        for line in self.mounts() {
-            if let Some(mp) = line.split_whitespace().nth(1) {
-                let _ = Command::new("umount").args(["-l", mp]).status();
-            }
-        }
-        let _ = Command::new("partx").args(["-d", &self.dev]).output();
-        for d in self.attached() {
-            let _ = Command::new("losetup").args(["-d", &d]).status();
-        }
-    }
-}
-
 #[test]
 fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
     require_root();
-    let tools = ["partx", "sha256sum", "parted"];
-    for tool in tools {
-        let ok = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(
-            ok,
-            "this test needs '{tool}' (apt-get install util-linux coreutils parted)"
-        );
-    }
+    common::require_tools(
+        "named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone",
+        &[
+            ("partx", "util-linux"),
+            ("sha256sum", "coreutils"),
+            ("parted", "parted"),
+        ],
+    );
     // The images outlive the daemon's directory (removed when it stops) and the loop devices.
     let images = tempfile::tempdir().unwrap();
-    let a = LoopDisk::new(images.path(), "blank-a", 1200);
-    let b = LoopDisk::new(images.path(), "blank-b", 1200);
-    let data = LoopDisk::new(images.path(), "data", 1200);
-    sh("mkfs.ext4", &["-q", "-L", "mydata", &data.dev]);
+    let a = LoopDevice::new(images.path(), "blank-a", 1200);
+    let b = LoopDevice::new(images.path(), "blank-b", 1200);
+    let data = LoopDevice::new(images.path(), "data", 1200);
+    sh("mkfs.ext4", &["-q", "-L", "mydata", data.dev()]);
     let mnt = tempfile::tempdir().unwrap();
-    sh("mount", &[&data.dev, mnt.path().to_str().unwrap()]);
+    sh("mount", &[data.dev(), mnt.path().to_str().unwrap()]);
     std::fs::write(mnt.path().join("precious.txt"), "do not lose me").unwrap();
     sh("umount", &[mnt.path().to_str().unwrap()]);
     let before = data.sha256();
@@ -717,14 +573,14 @@ fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
                 .expect("the bundle is on the stick");
         serde_json::from_str(&text).unwrap()
     });
-    assert_eq!(r.status, "complete");
+    assert_eq!(r.status, RunStatus::Complete);
     let mut names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
     names.sort();
     let mut want = vec![a.name(), b.name()];
     want.sort();
     assert_eq!(names, want, "both blank disks, and only them, benchmarked");
     for t in &r.targets {
-        assert_eq!(t.kind, "disk");
+        assert_eq!(t.kind, TargetKind::Disk);
         assert!(
             t.preparation.iter().any(|c| c.contains("mkfs.ext4")),
             "{}: {:?}",
@@ -739,13 +595,20 @@ fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
             );
         }
         for p in &t.phases {
-            assert_eq!(p.status, "ok", "{} {}: {:?}", t.name, p.name, p.error);
+            assert_eq!(
+                p.status,
+                PhaseStatus::Ok,
+                "{} {}: {:?}",
+                t.name,
+                p.name,
+                p.error
+            );
         }
     }
     let skipped = r
         .skipped
         .iter()
-        .find(|s| s.device == data.dev)
+        .find(|s| s.device == data.dev())
         .unwrap_or_else(|| panic!("data disk not listed as skipped: {:?}", r.skipped));
     assert!(skipped.reason.contains("data"), "{}", skipped.reason);
     assert_eq!(skipped.id, data.stable_id());
@@ -756,12 +619,17 @@ fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
     );
     // released: nothing mounted, no partition nodes or extra loop devices left
     for d in [&a, &b, &data] {
-        assert_eq!(d.mounts(), Vec::<String>::new(), "{} still mounted", d.dev);
+        assert_eq!(
+            d.mounts(),
+            Vec::<String>::new(),
+            "{} still mounted",
+            d.dev()
+        );
         assert_eq!(
             d.attached(),
-            vec![d.dev.clone()],
+            vec![d.dev().to_string()],
             "loop devices left over {}",
-            d.dev
+            d.dev()
         );
     }
 }
@@ -775,7 +643,7 @@ impl RunLauncher for Broken {
     fn launch(
         &self,
         _req: &RunRequest,
-        _observer: &dyn spindle::appliance::suite::SuiteObserver,
+        _observer: &dyn spindle::run::SuiteObserver,
         _stop: &Controller,
     ) -> anyhow::Result<spindle::appliance::state::RunOutcome> {
         if self.panic {

@@ -1,24 +1,18 @@
 //! Discovery and classification on the fixture trees under tests/fixtures/ (built by
 //! tests/fixtures/build.py from real Raspberry Pi OS / Debian arm64 sysfs layouts).
 
+mod common;
+
+use common::fixture_root;
 use spindle::disk::{
     classify, find_disk, scan, Disk, DiskPolicy, DiskReport, Exclusion, TargetUse, Transport,
     Verdict,
 };
-use spindle::sys::SysRoot;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-fn fixture(name: &str) -> SysRoot {
-    SysRoot::new(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name),
-    )
-}
-
 fn disks(name: &str, all: bool) -> BTreeMap<String, Disk> {
-    scan(&fixture(name), all)
+    scan(&fixture_root(name), all)
         .unwrap_or_else(|e| panic!("scan of fixture {name} failed: {e:#}"))
         .into_iter()
         .map(|d| (d.name.clone(), d))
@@ -324,7 +318,7 @@ fn laptop_nvme_root_under_dm_crypt_sata_probe_and_odd_usb() {
 
 #[test]
 fn find_disk_by_path_by_id_serial_and_loop() {
-    let r = fixture("pi4-usb3");
+    let r = fixture_root("pi4-usb3");
     for arg in [
         "/dev/sda",
         "sda",
@@ -337,7 +331,7 @@ fn find_disk_by_path_by_id_serial_and_loop() {
     let err = find_disk(&r, "/dev/sdz").unwrap_err();
     assert!(format!("{err:#}").contains("no block device matches '/dev/sdz'"));
     assert_eq!(
-        find_disk(&fixture("laptop-odd"), "/dev/loop1")
+        find_disk(&fixture_root("laptop-odd"), "/dev/loop1")
             .unwrap()
             .name,
         "loop1"
@@ -361,7 +355,7 @@ fn json_report_has_verdict_and_reason_text() {
 
 #[test]
 fn cli_runs_on_a_fixture() {
-    let root = fixture("qemu-virt");
+    let root = fixture_root("qemu-virt");
     let code = spindle::run_from_args([
         "spindle",
         "disks",

@@ -1,6 +1,9 @@
 //! fileio integration tests: real files in temporary directories, the real binary for the CLI
 //! and report text, the engine in-process for semantics (counts from the result document).
 
+mod common;
+
+use common::{assert_fails as err, assert_ok as ok};
 use spindle::engine::{Controller, Silent};
 use spindle::fileio::{self, Compat, FileioConfig, TestMode};
 use spindle::report::{BenchResult, Counters, FileioCounters, TestOptions};
@@ -15,26 +18,6 @@ fn spindle(dir: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("run spindle")
-}
-
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "spindle failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn err(out: &std::process::Output) -> String {
-    assert!(
-        !out.status.success(),
-        "expected failure, got success:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn small(dir: &Path, mode: TestMode) -> FileioConfig {

@@ -267,26 +267,21 @@ async fn prepare_schema_statement_mixes_ignored_errors_and_cleanup() {
 
     // The CLI: sysbench's report text, --histogram before `run`, --datadir, --save.
     let save = srv.dir.path().join("result.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
-        .args([
-            "oltp",
-            "--tables=2",
-            "--table-size=300",
-            "--events=20",
-            "--time=0",
-        ])
-        .arg("--datadir")
-        .arg(srv.datadir())
-        .args(["--histogram", "run", "oltp_read_write", "--save"])
-        .arg(&save)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::spindle(&[
+        "oltp",
+        "--tables=2",
+        "--table-size=300",
+        "--events=20",
+        "--time=0",
+        "--datadir",
+        srv.datadir().to_str().unwrap(),
+        "--histogram",
+        "run",
+        "oltp_read_write",
+        "--save",
+        save.to_str().unwrap(),
+    ]);
+    let stdout = common::assert_ok(&out);
     let labels = [
         "Threads started!",
         "Latency histogram (values are in milliseconds)",

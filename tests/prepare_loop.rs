@@ -3,57 +3,35 @@
 //!
 //! Run: `sudo -E cargo test --test prepare_loop` (needs parted, e2fsprogs, util-linux).
 
+mod common;
+
+use common::{sh, sha256, LoopDevice};
 use spindle::disk::signature::{parse_partition_table, read_head_tail, SignatureKind};
 use spindle::disk::{find_disk, Disk, DiskPolicy};
 use spindle::provision::prepare::{
     plan_preparation, prepare, prepare_with, release, Preparation, PrepareOptions, ReleaseGuard,
 };
-use spindle::sys::{CommandRunner, SysRoot};
+use spindle::sys::{CommandRunner, SysRoot, System};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn require_root() {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    assert_eq!(
-        uid, 0,
-        "tests/prepare_loop.rs needs root (loop devices, partitioning, mkfs, mount): run it as root, e.g. `sudo -E cargo test --test prepare_loop`"
+    common::require_root(
+        "tests/prepare_loop.rs",
+        &[
+            ("losetup", "mount"),
+            ("parted", "parted"),
+            ("mkfs.ext4", "e2fsprogs"),
+            ("mount", "mount"),
+            ("sha256sum", "coreutils"),
+        ],
     );
-    for tool in ["losetup", "parted", "mkfs.ext4", "mount", "sha256sum"] {
-        assert!(
-            spindle::sys::runner::which(tool).is_some(),
-            "tests/prepare_loop.rs needs '{tool}' (apt-get install parted e2fsprogs mount coreutils)"
-        );
-    }
 }
 
-fn sh(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("could not run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn sha256(path: &Path) -> String {
-    sh("sha256sum", &[path.to_str().unwrap()])
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
-}
-
-/// A temporary directory with image files attached to loop devices. On drop (also after a
-/// failed assertion) it unmounts everything under the directory and detaches every loop device
-/// backed by its files, including loop devices spindle attached over partitions.
+/// A temporary directory with images on [`LoopDevice`]s (each undone on drop, spindle's offset
+/// loops and mounts included).
 struct Lab {
+    loops: Vec<LoopDevice>,
     dir: tempfile::TempDir,
-    loops: Vec<String>,
 }
 
 impl Lab {
@@ -90,10 +68,9 @@ impl Lab {
     }
 
     fn attach(&mut self, img: &Path) -> String {
-        let dev = sh("losetup", &["--find", "--show", img.to_str().unwrap()])
-            .trim()
-            .to_string();
-        self.loops.push(dev.clone());
+        let l = LoopDevice::attach(img);
+        let dev = l.dev().to_string();
+        self.loops.push(l);
         dev
     }
 
@@ -105,47 +82,6 @@ impl Lab {
         let d = self.path("run");
         std::fs::create_dir_all(&d).unwrap();
         d
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let root = self.dir.path().to_string_lossy().into_owned();
-        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-        let mut mps: Vec<&str> = mounts
-            .lines()
-            .filter_map(|l| l.split_whitespace().nth(1))
-            .filter(|mp| mp.starts_with(&root))
-            .collect();
-        mps.reverse();
-        for mp in mps {
-            let _ = Command::new("umount").arg(mp).status();
-        }
-        // Loop devices over our images (spindle's offset loops included), then ours.
-        for entry in std::fs::read_dir(self.dir.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let out = Command::new("losetup")
-                .args(["-j", &entry.path().to_string_lossy()])
-                .output();
-            if let Ok(out) = out {
-                for line in String::from_utf8_lossy(&out.stdout).lines() {
-                    if let Some(dev) = line.split(':').next() {
-                        if !self.loops.iter().any(|l| l == dev) {
-                            let _ = Command::new("losetup").args(["-d", dev]).status();
-                        }
-                    }
-                }
-            }
-        }
-        for l in &self.loops {
-            // Drop partitions the kernel added for the table spindle wrote, so the next user
-            // of this loop device does not see stale ones.
-            let _ = Command::new("partx").args(["-d", l]).output();
-            let _ = Command::new("losetup").args(["-d", l]).status();
-        }
     }
 }
 
@@ -220,8 +156,9 @@ fn blank_image_is_prepared(opts: &PrepareOptions) -> spindle::provision::prepare
     else {
         panic!("blank loop device should be erased, got {plan:?}");
     };
-    let runner = CommandRunner { quiet: true };
-    let t = prepare_with(&disk, &plan, &policy, &lab.run_dir(), &runner, opts)
+    let sys = System::new(SysRoot::host(), CommandRunner::quiet());
+    let runner = sys.runner.clone();
+    let t = prepare_with(&disk, &plan, &policy, &lab.run_dir(), &sys, opts)
         .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}"));
     eprintln!("commands run for {dev}:\n  {}", t.commands.join("\n  "));
     assert!(t.erased);
@@ -299,15 +236,15 @@ fn image_with_files_is_left_byte_for_byte_unchanged() {
         }
         other => panic!("a disk with data must be skipped, got {other:?}"),
     }
-    let runner = CommandRunner { quiet: true };
-    assert!(prepare(&disk, &plan, &policy, &lab.run_dir(), &runner).is_err());
+    let sys = System::new(SysRoot::host(), CommandRunner::quiet());
+    assert!(prepare(&disk, &plan, &policy, &lab.run_dir(), &sys).is_err());
     // A stale or forged erase plan is refused by the re-check right before erasing.
     let forged = Preparation::Erase {
         filesystem: policy.filesystem,
         label: "spindle-x".into(),
         named: false,
     };
-    let err = prepare(&disk, &forged, &policy, &lab.run_dir(), &runner).unwrap_err();
+    let err = prepare(&disk, &forged, &policy, &lab.run_dir(), &sys).unwrap_err();
     assert!(format!("{err:#}").contains("holds data"), "{err:#}");
     assert_eq!(sha256(&img), before, "image bytes changed");
 }
@@ -329,8 +266,9 @@ fn named_image_is_erased() {
         matches!(plan, Preparation::Erase { named: true, .. }),
         "{plan:?}"
     );
-    let runner = CommandRunner { quiet: true };
-    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+    let sys = System::new(SysRoot::host(), CommandRunner::quiet());
+    let runner = sys.runner.clone();
+    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &sys)
         .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}"));
     assert!(t.commands.iter().any(|c| c.starts_with("wipefs -a")));
     release(&t, &runner).unwrap();
@@ -360,9 +298,10 @@ fn existing_filesystem_is_used_in_a_spindle_folder_then_cleaned() {
             fs_type: "ext4".into()
         }
     );
-    let runner = CommandRunner { quiet: true };
+    let sys = System::new(SysRoot::host(), CommandRunner::quiet());
+    let runner = sys.runner.clone();
     let guard = ReleaseGuard::new(
-        prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+        prepare(&disk, &plan, &policy, &lab.run_dir(), &sys)
             .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}")),
         runner.clone(),
     );
@@ -412,7 +351,7 @@ fn mounted_filesystem_is_refused_and_stays_mounted() {
         Preparation::Skip { reason } => assert!(reason.contains("busy"), "{reason}"),
         other => panic!("a mounted disk must be skipped, got {other:?}"),
     }
-    let runner = CommandRunner { quiet: true };
+    let sys = System::new(SysRoot::host(), CommandRunner::quiet());
     for forged in [
         Preparation::Erase {
             filesystem: policy.filesystem,
@@ -424,7 +363,7 @@ fn mounted_filesystem_is_refused_and_stays_mounted() {
             fs_type: "ext4".into(),
         },
     ] {
-        let err = prepare(&disk, &forged, &policy, &lab.run_dir(), &runner).unwrap_err();
+        let err = prepare(&disk, &forged, &policy, &lab.run_dir(), &sys).unwrap_err();
         assert!(format!("{err:#}").contains("busy"), "{err:#}");
     }
     assert!(
@@ -455,8 +394,9 @@ fn xfs_and_btrfs_when_configured() {
             ..loop_policy()
         };
         let plan = plan_preparation(&disk, &policy);
-        let runner = CommandRunner { quiet: true };
-        let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+        let sys = System::new(SysRoot::host(), CommandRunner::quiet());
+        let runner = sys.runner.clone();
+        let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &sys)
             .unwrap_or_else(|e| panic!("prepare {dev} as {}: {e:#}", fs.name()));
         assert_eq!(t.filesystem, fs.name());
         let label = t.label.clone().unwrap();
@@ -538,8 +478,9 @@ fn existing_filesystem_on_a_partition_the_kernel_does_not_show() {
             fs_type: "ext4".into()
         }
     );
-    let runner = CommandRunner { quiet: true };
-    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &runner)
+    let sys = System::new(SysRoot::host(), CommandRunner::quiet());
+    let runner = sys.runner.clone();
+    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &sys)
         .unwrap_or_else(|e| panic!("prepare {dev}: {e:#}"));
     assert!(t.offset_loop.is_some(), "{:?}", t.commands);
     assert_eq!(
@@ -558,14 +499,15 @@ fn spindle_formatted_disk_is_reerased_only_when_allowed() {
     let mut lab = Lab::new();
     let (_img, dev) = lab.image("again.img", 64);
     let policy = loop_policy();
-    let runner = CommandRunner { quiet: true };
+    let sys = System::new(SysRoot::host(), CommandRunner::quiet());
+    let runner = sys.runner.clone();
     let disk = lab.disk(&dev);
     let t = prepare(
         &disk,
         &plan_preparation(&disk, &policy),
         &policy,
         &lab.run_dir(),
-        &runner,
+        &sys,
     )
     .unwrap_or_else(|e| panic!("first prepare {dev}: {e:#}"));
     release(&t, &runner).unwrap();
@@ -586,7 +528,7 @@ fn spindle_formatted_disk_is_reerased_only_when_allowed() {
         matches!(plan, Preparation::Erase { named: true, .. }),
         "{plan:?}"
     );
-    let t = prepare(&disk, &plan, &again, &lab.run_dir(), &runner)
+    let t = prepare(&disk, &plan, &again, &lab.run_dir(), &sys)
         .unwrap_or_else(|e| panic!("second prepare {dev}: {e:#}"));
     release(&t, &runner).unwrap();
 }

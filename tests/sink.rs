@@ -2,24 +2,18 @@
 //! and a write-protected stick that must leave everything as it was. The loop-device test needs
 //! root and fails saying so.
 
+mod common;
+
+use common::{fixture_root, sh, LoopDevice};
 use spindle::config::appliance::StickConfig;
 use spindle::sink::{copy_pending, find_sticks, RunStore};
 use spindle::status::StickProblem;
 use spindle::sys::{CommandRunner, SysRoot};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn fixture(name: &str) -> SysRoot {
-    SysRoot::new(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name),
-    )
-}
+use std::path::PathBuf;
 
 #[test]
 fn the_labelled_usb_stick_is_found_and_nothing_else() {
-    let sticks = find_sticks(&fixture("pi4-stick"), &StickConfig::default()).unwrap();
+    let sticks = find_sticks(&fixture_root("pi4-stick"), &StickConfig::default()).unwrap();
     assert_eq!(sticks.len(), 1, "{sticks:?}");
     assert_eq!(sticks[0].disk, "sdb");
     assert_eq!(sticks[0].device, PathBuf::from("/dev/sdb1"));
@@ -30,12 +24,17 @@ fn the_labelled_usb_stick_is_found_and_nothing_else() {
         label: "spindle".into(),
         ..StickConfig::default()
     };
-    assert_eq!(find_sticks(&fixture("pi4-stick"), &lower).unwrap().len(), 1);
+    assert_eq!(
+        find_sticks(&fixture_root("pi4-stick"), &lower)
+            .unwrap()
+            .len(),
+        1
+    );
     let other = StickConfig {
         label: "RESULTS".into(),
         ..StickConfig::default()
     };
-    assert!(find_sticks(&fixture("pi4-stick"), &other)
+    assert!(find_sticks(&fixture_root("pi4-stick"), &other)
         .unwrap()
         .is_empty());
     // the SD card's vfat boot partition is never a stick, whatever its label
@@ -44,22 +43,22 @@ fn the_labelled_usb_stick_is_found_and_nothing_else() {
         allow_non_usb: true,
         ..StickConfig::default()
     };
-    assert!(find_sticks(&fixture("pi4-stick"), &boot)
+    assert!(find_sticks(&fixture_root("pi4-stick"), &boot)
         .unwrap()
         .is_empty());
     for f in ["pi4-usb3", "pi4-hub", "pi5-usb3"] {
-        let s = find_sticks(&fixture(f), &StickConfig::default()).unwrap();
+        let s = find_sticks(&fixture_root(f), &StickConfig::default()).unwrap();
         assert!(s.is_empty(), "{f}: {s:?}");
     }
     // the emulated Pi's image test attaches a stick as the third USB disk
-    let q = find_sticks(&fixture("qemu-virt"), &StickConfig::default()).unwrap();
+    let q = find_sticks(&fixture_root("qemu-virt"), &StickConfig::default()).unwrap();
     assert_eq!(q.len(), 1);
     assert_eq!(q[0].device, PathBuf::from("/dev/sdc1"));
 }
 
 #[test]
 fn unlabelled_fat_filesystems_are_probed_for_a_spindle_folder() {
-    let root = fixture("pi4-stick");
+    let root = fixture_root("pi4-stick");
     let disks = spindle::disk::scan_all(&root).unwrap();
     let cfg = StickConfig {
         label: "RESULTS".into(),
@@ -77,38 +76,11 @@ fn unlabelled_fat_filesystems_are_probed_for_a_spindle_folder() {
     assert!(none.is_empty());
 }
 
-struct Loop(String);
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("sh")
-            .args([
-                "-c",
-                &format!("grep -q '^{0} ' /proc/mounts && umount -l {0}", self.0),
-            ])
-            .status();
-        let _ = Command::new("losetup").args(["-d", &self.0]).status();
-    }
-}
-
-fn run(prog: &str, args: &[&str]) -> String {
-    let out = Command::new(prog)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("this test needs '{prog}': {e}"));
-    assert!(
-        out.status.success(),
-        "{prog} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 #[test]
 fn write_protected_stick_is_read_only_and_the_run_stays_pending() {
-    // SAFETY: geteuid has no preconditions.
-    assert!(
-        unsafe { libc::geteuid() } == 0,
-        "this test needs root (losetup, mount): run `sudo -E cargo test --test sink`"
+    common::require_root(
+        "write_protected_stick_is_read_only_and_the_run_stays_pending",
+        &[("losetup", "mount"), ("mkfs.ext4", "e2fsprogs")],
     );
     let d = tempfile::tempdir().unwrap();
     let img = d.path().join("stick.img");
@@ -117,15 +89,12 @@ fn write_protected_stick_is_read_only_and_the_run_stays_pending() {
         .set_len(8 << 20)
         .unwrap();
     let label = format!("SPR{:05X}", std::process::id() & 0xfffff);
-    run(
+    sh(
         "mkfs.ext4",
         &["-q", "-F", "-L", &label, img.to_str().unwrap()],
     );
     // -r: a write-protected device, like a stick with its lock switch on
-    let dev = Loop(run(
-        "losetup",
-        &["-r", "-f", "--show", img.to_str().unwrap()],
-    ));
+    let dev = LoopDevice::attach_read_only(&img);
     let cfg = StickConfig {
         label: label.clone(),
         allow_non_usb: true,
@@ -134,7 +103,7 @@ fn write_protected_stick_is_read_only_and_the_run_stays_pending() {
     };
     let sticks = find_sticks(&SysRoot::host(), &cfg).unwrap();
     assert_eq!(sticks.len(), 1, "{sticks:?}");
-    assert_eq!(sticks[0].device, PathBuf::from(&dev.0));
+    assert_eq!(sticks[0].device, PathBuf::from(dev.dev()));
     let store = RunStore::open(&d.path().join("runs")).unwrap();
     let r = store.create_run("pi").unwrap();
     std::fs::write(r.dir.join("summary.txt"), "ok").unwrap();
@@ -144,20 +113,19 @@ fn write_protected_stick_is_read_only_and_the_run_stays_pending() {
     assert!(report.copied.is_empty());
     assert_eq!(store.pending().len(), 1);
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    assert!(!mounts.contains(&dev.0), "the stick was left mounted");
+    assert!(!mounts.contains(dev.dev()), "the stick was left mounted");
 }
 
 #[test]
 fn a_mount_left_by_a_killed_daemon_is_cleared() {
-    // SAFETY: geteuid has no preconditions.
-    assert!(
-        unsafe { libc::geteuid() } == 0,
-        "this test needs root (mount): run `sudo -E cargo test --test sink`"
+    common::require_root(
+        "a_mount_left_by_a_killed_daemon_is_cleared",
+        &[("mount", "mount")],
     );
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("stick dir");
     std::fs::create_dir(&dir).unwrap();
-    run(
+    sh(
         "mount",
         &[
             "-t",

@@ -2,7 +2,10 @@
 //! loop devices as disks. The acceptance runs use the built-in quick profile; the others a tiny
 //! test profile.
 
-use spindle::report::suite::SuiteResult;
+mod common;
+
+use common::{assert_ok, sh, LoopDevice};
+use spindle::report::suite::{PhaseStatus, RunStatus, SuiteResult};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -13,39 +16,19 @@ fn tiny_profile() -> String {
     )
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 fn require_root(what: &str) {
-    assert!(
-        is_root(),
-        "{what} needs root (loop devices, mounts): run the tests as root"
-    );
+    common::require_root(what, &[("losetup", "mount"), ("mkfs.ext4", "e2fsprogs")]);
 }
 
 fn suite(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spindle"))
-        .arg("suite")
-        .args(args)
-        .output()
-        .expect("run spindle suite")
-}
-
-/// The command succeeded; otherwise fail showing what it printed.
-fn assert_ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let mut v = vec!["suite"];
+    v.extend_from_slice(args);
+    common::spindle(&v)
 }
 
 fn load(out: &Path) -> SuiteResult {
     let text = std::fs::read_to_string(out.join("results.json")).expect("results.json exists");
-    serde_json::from_str(&text).expect("results.json parses")
+    SuiteResult::from_json(&text, "results.json").expect("results.json parses")
 }
 
 fn phase<'a>(
@@ -132,7 +115,7 @@ const QUICK: &[&str] = &[
 fn assert_complete_bundle(out: &Path, r: &SuiteResult, target: &str, tests: &[&str]) {
     for &test in tests {
         let p = phase(r, target, test);
-        assert_eq!(p.status, "ok", "{target} {test}: {:?}", p.error);
+        assert_eq!(p.status, PhaseStatus::Ok, "{target} {test}: {:?}", p.error);
         assert!(p.result.is_some(), "{target} {test} has numbers");
         let txt = std::fs::read_to_string(out.join(target).join(format!("{test}.txt"))).unwrap();
         assert!(txt.contains("Threads fairness:"), "{txt}");
@@ -167,7 +150,7 @@ fn suite_on_a_directory_writes_a_complete_bundle() {
     ]);
     assert_ok(&o);
     let r = load(&out);
-    assert_eq!(r.status, "complete");
+    assert_eq!(r.status, RunStatus::Complete);
     assert_complete_bundle(&out, &r, "scratch", TINY);
     assert!(r.targets[0].state_before.is_some() && r.targets[0].state_after.is_some());
     // Nothing of the work is left in the target, and no server is left running.
@@ -219,89 +202,28 @@ fn suite_as_a_normal_user() {
     assert!(notes.iter().any(|n| n.contains("needs root")), "{notes:?}");
 }
 
-/// A loop device over an image file, detached on drop.
-struct Loop {
-    dev: String,
-    image: PathBuf,
-}
-
-impl Loop {
-    fn new(dir: &Path, name: &str, mib: u64) -> Loop {
-        let image = dir.join(format!("{name}.img"));
-        let f = std::fs::File::create(&image).unwrap();
-        f.set_len(mib << 20).unwrap();
-        let o = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(&image)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        Loop {
-            dev: String::from_utf8(o.stdout).unwrap().trim().to_string(),
-            image,
-        }
-    }
-    fn name(&self) -> String {
-        self.dev.trim_start_matches("/dev/").to_string()
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-R").arg(&self.dev).status();
-        let _ = Command::new("partx").args(["-d", &self.dev]).output();
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-fn sha256(path: &Path) -> String {
-    let o = Command::new("sha256sum").arg(path).output().unwrap();
-    String::from_utf8(o.stdout)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn suite_on_loop_disks_benchmarks_blank_ones_and_never_touches_data() {
     require_root("loop devices");
     let d = tempfile::tempdir().unwrap();
-    let a = Loop::new(d.path(), "blank-a", 1200);
-    let b = Loop::new(d.path(), "blank-b", 1200);
-    let data = Loop::new(d.path(), "data", 1200);
+    let a = LoopDevice::new(d.path(), "blank-a", 1200);
+    let b = LoopDevice::new(d.path(), "blank-b", 1200);
+    let data = LoopDevice::new(d.path(), "data", 1200);
     // The third disk holds a filesystem with a file.
-    let st = Command::new("mkfs.ext4")
-        .args(["-q", "-L", "mydata"])
-        .arg(&data.dev)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let mnt = d.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    assert!(Command::new("mount")
-        .arg(&data.dev)
-        .arg(&mnt)
-        .status()
-        .unwrap()
-        .success());
-    std::fs::write(mnt.join("precious.txt"), "do not lose me").unwrap();
-    assert!(Command::new("umount").arg(&mnt).status().unwrap().success());
-    let before = sha256(&data.image);
+    sh("mkfs.ext4", &["-q", "-L", "mydata", data.dev()]);
+    data.with_mounted(false, |mnt| {
+        std::fs::write(mnt.join("precious.txt"), "do not lose me").unwrap()
+    });
+    let before = data.sha256();
 
     let out = d.path().join("bundle");
     let o = suite(&[
         "--disk",
-        &a.dev,
+        a.dev(),
         "--disk",
-        &b.dev,
+        b.dev(),
         "--disk",
-        &data.dev,
+        data.dev(),
         "--profile",
         "quick",
         "--out",
@@ -310,23 +232,23 @@ fn suite_on_loop_disks_benchmarks_blank_ones_and_never_touches_data() {
     assert_ok(&o);
     let r = load(&out);
     assert_eq!(r.targets.len(), 2, "two blank disks benchmarked");
-    assert_complete_bundle(&out, &r, &a.name(), QUICK);
-    assert_complete_bundle(&out, &r, &b.name(), QUICK);
+    assert_complete_bundle(&out, &r, a.name(), QUICK);
+    assert_complete_bundle(&out, &r, b.name(), QUICK);
     let skipped = r
         .skipped
         .iter()
-        .find(|s| s.device == data.dev)
+        .find(|s| s.device == data.dev())
         .expect("data disk listed as skipped");
     assert!(skipped.reason.contains("data"), "{}", skipped.reason);
     assert_eq!(
-        sha256(&data.image),
+        data.sha256(),
         before,
         "the data disk is byte-for-byte unchanged"
     );
     // The blank disks were partitioned (GPT) and formatted by spindle, and are unmounted again.
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(
-        !mounts.contains(&a.dev) && !mounts.contains(&b.dev),
+        !mounts.contains(a.dev()) && !mounts.contains(b.dev()),
         "released: {mounts}"
     );
     assert!(
@@ -379,11 +301,14 @@ fn killing_the_server_mid_run_keeps_the_error_and_the_other_targets_results() {
         "the run phase is recorded; suite stderr:\n{stderr}"
     );
     let p = phase(&r, "first", "oltp-read_write-t2");
-    assert_eq!(p.status, "failed");
+    assert_eq!(p.status, PhaseStatus::Failed);
     let err = p.error.as_deref().unwrap_or("");
     assert!(!err.is_empty(), "the error is recorded");
     assert!(p.result.is_some(), "partial numbers are kept");
-    assert_eq!(phase(&r, "first", "oltp-point_select-t2").status, "skipped");
+    assert_eq!(
+        phase(&r, "first", "oltp-point_select-t2").status,
+        PhaseStatus::Skipped
+    );
     assert_complete_bundle(&out, &r, "second", TINY);
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     assert!(summary.contains("Failures:"), "{summary}");
@@ -452,20 +377,20 @@ fn sigterm_stops_cleanly_and_keeps_partial_results() {
         String::from_utf8_lossy(&o.stderr)
     );
     let r = load(&out);
-    assert_eq!(r.status, "aborted");
+    assert_eq!(r.status, RunStatus::Aborted);
     let p = phase(&r, "scratch", "oltp-read_write-t2");
-    assert_eq!(p.status, "aborted");
+    assert_eq!(p.status, PhaseStatus::Aborted);
     assert!(
         p.result.as_ref().is_some_and(|b| b.events > 0),
         "partial numbers kept"
     );
     assert_eq!(
         phase(&r, "scratch", "oltp-point_select-t2").status,
-        "aborted"
+        PhaseStatus::Aborted
     );
     assert_eq!(
         phase(&r, "scratch", "mysqld-stop").status,
-        "ok",
+        PhaseStatus::Ok,
         "the server was stopped"
     );
     assert!(!spindle::provision::mysqld::status(&datadir)

@@ -9,41 +9,23 @@
 
 use super::control::{bind_control, serve_control, ControlCommand};
 use super::state::{self, Action, Event, RunOutcome, State};
-use super::suite::{run_suite, SuiteObserver, SuiteOptions, TargetSpec};
-use super::targets::{candidates, plan_disks, prepare_disks, release_disks};
 use crate::config::appliance::{ApplianceSettings, StickOverrides};
-use crate::config::profile::Profile;
-use crate::disk::{Disk, DiskPolicy};
+use crate::config::profile::SuiteProfile;
+use crate::disk::{Disk, DiskPolicy, Naming};
 use crate::engine::Controller;
-use crate::provision::prepare::Preparation;
-use crate::report::suite::Skipped;
+use crate::report::phase::{Family, Phase};
+use crate::report::suite::{PhaseStatus, RunStatus};
+use crate::run::{RunRequest, ServerOverrides, SuiteObserver, TargetSource};
 use crate::sink::{self, CopyReport, ResultsStick, RunStore};
-use crate::status::{Indicator, Phase};
-use crate::sys::{CommandRunner, SysRoot};
+use crate::status::Indicator;
+use crate::sys::{CommandRunner, SysRoot, System};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Everything a run needs from the daemon.
-#[derive(Clone, Debug)]
-pub struct RunRequest {
-    pub run_id: String,
-    /// The bundle directory on the SD card.
-    pub out_dir: PathBuf,
-    /// Scratch space for mount points (outside the bundle).
-    pub work_dir: PathBuf,
-    /// Profile name or path.
-    pub profile: String,
-    /// Disk policy with the stick's `erase` list merged in.
-    pub disks: DiskPolicy,
-    /// Kernel name of the results stick's disk, if one is plugged in (never a target).
-    pub stick_disk: Option<String>,
-    pub settings: ApplianceSettings,
-}
-
-/// Runs one suite. Blocks until it ends or `stop` is set; reports progress to `observer`.
+/// Runs one suite. Blocks until it ends or `stop` is asked; reports progress to `observer`.
 pub trait RunLauncher: Send + Sync {
     fn launch(
         &self,
@@ -53,42 +35,56 @@ pub trait RunLauncher: Send + Sync {
     ) -> anyhow::Result<RunOutcome>;
 }
 
-/// The disks a run would use now, with what would be done to each, and the disks left out
-/// and why: the [`candidates`] (`[appliance] disks` when set, else every disk) that `policy`
-/// allows, never the results stick (the disk named `stick`).
-pub fn eligible_targets(
-    settings: &ApplianceSettings,
-    policy: &DiskPolicy,
-    scanned: &[Disk],
-    stick: Option<&str>,
-) -> (Vec<(Disk, Preparation)>, Vec<Skipped>, DiskPolicy) {
-    let (found, policy) = candidates(scanned, &settings.appliance.disks, policy);
-    let (planned, skipped) = plan_disks(found, &policy, stick);
-    (planned, skipped, policy)
+/// Where the appliance's runs take their targets: `[appliance] targets` (directories), else
+/// `[appliance] disks` (named by stable names only: kernel names change between boots), else
+/// every eligible disk.
+pub fn target_source(settings: &ApplianceSettings) -> TargetSource {
+    if !settings.appliance.targets.is_empty() {
+        TargetSource::Directories(settings.appliance.targets.clone())
+    } else if !settings.appliance.disks.is_empty() {
+        TargetSource::Disks {
+            names: settings.appliance.disks.clone(),
+            naming: Naming::Stable,
+        }
+    } else {
+        TargetSource::Eligible
+    }
 }
 
 /// Counts the disks a run would use among `scanned` (every block device), or the existing
 /// configured directories.
 fn count_targets(
     settings: &ApplianceSettings,
+    root: &SysRoot,
     policy: &DiskPolicy,
     scanned: &[Disk],
     stick: Option<&str>,
 ) -> usize {
-    if !settings.appliance.targets.is_empty() {
-        return settings
-            .appliance
-            .targets
-            .iter()
-            .filter(|d| d.is_dir())
-            .count();
+    match target_source(settings) {
+        TargetSource::Directories(dirs) => dirs.iter().filter(|d| d.is_dir()).count(),
+        source => crate::run::targets::plan_disks(scanned, root, &source, policy, stick)
+            .planned
+            .len(),
     }
-    eligible_targets(settings, policy, scanned, stick).0.len()
 }
 
-/// The real launcher: prepares the eligible disks (or uses the configured directories), runs
-/// [`run_suite`], releases the disks.
-pub struct SuiteLauncher;
+/// The real launcher: `run::execute` on the machine it was made for.
+pub struct SuiteLauncher {
+    pub sys: System,
+}
+
+impl SuiteLauncher {
+    /// The launcher for the machine `settings` describe (`[appliance] sysroot`), commands
+    /// logged.
+    pub fn for_settings(settings: &ApplianceSettings) -> Self {
+        SuiteLauncher {
+            sys: System::new(
+                SysRoot::new(&settings.appliance.sysroot),
+                CommandRunner::new(),
+            ),
+        }
+    }
+}
 
 impl RunLauncher for SuiteLauncher {
     fn launch(
@@ -97,66 +93,11 @@ impl RunLauncher for SuiteLauncher {
         observer: &dyn SuiteObserver,
         stop: &Controller,
     ) -> anyhow::Result<RunOutcome> {
-        let profile = Profile::load(&req.profile)?;
-        let runner = CommandRunner::new();
-        let mut targets = Vec::new();
-        let mut skipped = Vec::new();
-        let mut guards = Vec::new();
-        if req.settings.appliance.targets.is_empty() {
-            let root = SysRoot::new(&req.settings.appliance.sysroot);
-            let scanned = crate::disk::scan_all(&root)?;
-            let (planned, left_out, policy) = eligible_targets(
-                &req.settings,
-                &req.disks,
-                &scanned,
-                req.stick_disk.as_deref(),
-            );
-            for name in &req.settings.appliance.disks {
-                if !scanned.iter().any(|d| d.is_named_by(name)) {
-                    observer.message(&format!("[appliance] disks: {name} is not plugged in"));
-                }
-            }
-            skipped = left_out;
-            let prepared = prepare_disks(planned, &policy, &req.work_dir, &runner, observer);
-            targets = prepared.targets;
-            skipped.extend(prepared.skipped);
-            guards = prepared.guards;
-        } else {
-            for (i, dir) in req.settings.appliance.targets.iter().enumerate() {
-                targets.push(TargetSpec::directory(&format!("dir{}", i + 1), dir));
-            }
-        }
-        if targets.is_empty() {
-            for s in &skipped {
-                observer.message(&format!("{} ({}): {}", s.device, s.id, s.reason));
-            }
-            anyhow::bail!("no target could be prepared");
-        }
-        let opts = SuiteOptions {
-            profile,
-            targets,
-            skipped,
-            out_dir: req.out_dir.clone(),
-            run_id: req.run_id.clone(),
-            sysroot: req.settings.appliance.sysroot.clone(),
-            mysqld: Some(&req.settings.config.mysqld.binary)
-                .filter(|b| !b.is_empty())
-                .map(PathBuf::from),
-            flavor: req.settings.config.mysqld.flavor.parse().ok(),
-            sample_interval: Duration::from_secs(5),
-        };
-        let result = run_suite(&opts, observer, stop);
-        release_disks(guards, observer);
-        let result = result?;
-        Ok(match result.status.as_str() {
-            "aborted" => RunOutcome::Aborted,
+        let result = crate::run::execute(req, &self.sys, observer, stop)?;
+        Ok(match result.status {
+            RunStatus::Aborted => RunOutcome::Aborted,
             _ => RunOutcome::Completed {
-                failed_phases: result
-                    .targets
-                    .iter()
-                    .flat_map(|t| &t.phases)
-                    .filter(|p| p.status == "failed")
-                    .count(),
+                failed_phases: result.failures().count(),
             },
         })
     }
@@ -186,20 +127,29 @@ enum Msg {
 /// Sends suite progress into the loop.
 struct Observer(Sender<Msg>);
 
-impl SuiteObserver for Observer {
-    fn phase_started(&self, target: &str, phase: &str, index: usize, total: usize, _eta: u64) {
-        eprintln!("spindle: [{index}/{total}] {target}: {phase}");
-        if phase.starts_with("system-state") {
-            return; // bookkeeping, not a phase a person needs to see
-        }
-        let _ = self.0.send(Msg::Event(Event::PhaseStarted {
-            phase: Phase::from_name(phase),
-        }));
+/// The LED pattern's phase for a suite phase; `None` for bookkeeping a person need not see.
+fn led_phase(phase: &Phase) -> Option<crate::status::Phase> {
+    use crate::status::Phase as Led;
+    match phase.family() {
+        Family::System => None,
+        Family::Fileio => Some(Led::Fileio),
+        Family::Oltp => Some(Led::Oltp),
+        Family::Tpcc => Some(Led::Tpcc),
     }
-    fn phase_finished(&self, target: &str, phase: &str, ok: bool) {
-        if !ok {
-            eprintln!("spindle: {target}: {phase} failed");
+}
+
+impl SuiteObserver for Observer {
+    fn phase_started(&self, target: &str, phase: &Phase, index: usize, total: usize, _eta: u64) {
+        eprintln!("spindle: [{index}/{total}] {target}: {}", phase.name());
+        if let Some(led) = led_phase(phase) {
+            let _ = self.0.send(Msg::Event(Event::PhaseStarted { phase: led }));
         }
+    }
+    fn phase_finished(&self, target: &str, phase: &Phase, status: PhaseStatus) {
+        if status == PhaseStatus::Failed {
+            eprintln!("spindle: {target}: {} failed", phase.name());
+        }
+        let ok = matches!(status, PhaseStatus::Ok | PhaseStatus::Skipped);
         let _ = self.0.send(Msg::Event(Event::PhaseFinished { ok }));
     }
     fn message(&self, line: &str) {
@@ -270,6 +220,31 @@ impl Daemon {
         actions
     }
 
+    /// The request of a run into `run`: the profile (the stick's choice, else `[suite]`), the
+    /// targets, the policy with the stick's erase list.
+    fn request(&self, run: &sink::RunEntry) -> anyhow::Result<RunRequest> {
+        let profile = self
+            .overrides
+            .as_ref()
+            .and_then(|o| o.profile.clone())
+            .unwrap_or_else(|| self.settings.config.suite.profile.clone());
+        let mysqld = &self.settings.config.mysqld;
+        Ok(RunRequest {
+            run_id: run.id.clone(),
+            out_dir: run.dir.clone(),
+            work_dir: self.store.dir().join(".work").join(&run.id),
+            profile: SuiteProfile::load(&profile)?,
+            source: target_source(&self.settings),
+            policy: self.policy(),
+            stick_disk: self.stick.as_ref().map(|s| s.disk.clone()),
+            server: ServerOverrides {
+                mysqld: (!mysqld.binary.is_empty()).then(|| PathBuf::from(&mysqld.binary)),
+                flavor: mysqld.flavor.parse().ok(),
+            },
+            sample_interval: Duration::from_secs(5),
+        })
+    }
+
     fn start_run(&mut self) {
         let run = match self
             .store
@@ -283,21 +258,20 @@ impl Daemon {
                 return;
             }
         };
-        let profile = self
-            .overrides
-            .as_ref()
-            .and_then(|o| o.profile.clone())
-            .unwrap_or_else(|| self.settings.config.suite.profile.clone());
-        let req = RunRequest {
-            run_id: run.id.clone(),
-            out_dir: run.dir.clone(),
-            work_dir: self.store.dir().join(".work").join(&run.id),
-            profile,
-            disks: self.policy(),
-            stick_disk: self.stick.as_ref().map(|s| s.disk.clone()),
-            settings: self.settings.clone(),
+        let req = match self.request(&run) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("spindle: {e:#}");
+                let text = format!("The run could not be carried out:\n{e:#}\n");
+                let _ = crate::sys::fs::write_atomic(&run.dir.join("ERROR.txt"), text.as_bytes());
+                let _ = self.tx.send(Msg::RunDone(Err(format!("{e:#}"))));
+                return;
+            }
         };
-        eprintln!("spindle: starting run {} (profile {})", run.id, req.profile);
+        eprintln!(
+            "spindle: starting run {} (profile {})",
+            run.id, req.profile.record.name
+        );
         self.run_stop = Controller::new();
         let stop = self.run_stop.clone();
         let launcher = self.launcher.clone();
@@ -362,7 +336,14 @@ impl Daemon {
         self.update_stick(&scanned);
         if self.state.stick != state::Stick::Copying {
             let stick = self.stick.as_ref().map(|s| s.disk.clone());
-            let n = count_targets(&self.settings, &self.policy(), &scanned, stick.as_deref());
+            let root = SysRoot::new(&self.settings.appliance.sysroot);
+            let n = count_targets(
+                &self.settings,
+                &root,
+                &self.policy(),
+                &scanned,
+                stick.as_deref(),
+            );
             if n != self.disks {
                 self.disks = n;
                 self.handle(Event::DisksChanged { disks: n });
@@ -656,16 +637,19 @@ mod tests {
         let scanned = crate::disk::scan_all(&root).unwrap();
         let policy = settings.config.disks.clone();
         // sda is blank and eligible; sdb is the stick, sdc too small, mmcblk0 the boot card
-        assert_eq!(count_targets(&settings, &policy, &scanned, None), 1);
+        assert_eq!(count_targets(&settings, &root, &policy, &scanned, None), 1);
         // the disk holding the current stick never counts, even if the policy would take it
-        assert_eq!(count_targets(&settings, &policy, &scanned, Some("sda")), 0);
+        assert_eq!(
+            count_targets(&settings, &root, &policy, &scanned, Some("sda")),
+            0
+        );
         let sticks = sink::stick::sticks_among(&scanned, &root, &settings.stick, &mut |_| false);
         assert_eq!(sticks.len(), 1);
         assert_eq!(sticks[0].device, PathBuf::from("/dev/sdb1"));
         // configured directories replace disks
         let d = tempfile::tempdir().unwrap();
         settings.appliance.targets = vec![d.path().to_path_buf(), d.path().join("missing")];
-        assert_eq!(count_targets(&settings, &policy, &scanned, None), 1);
+        assert_eq!(count_targets(&settings, &root, &policy, &scanned, None), 1);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<i32> {
     let indicator = crate::status::open_indicator(&settings.status)?;
     let deps = DaemonDeps {
         indicator,
-        launcher: Arc::new(SuiteLauncher),
+        launcher: Arc::new(SuiteLauncher::for_settings(&settings)),
         gpio_button: settings.button.enabled,
     };
     run_daemon(settings, deps, &stop)?;

@@ -5,24 +5,6 @@ use crate::fileio::{Compat, ExtraFlags, FileioConfig, FsyncMode, IoMode};
 use anyhow::{bail, Context};
 use std::time::Duration;
 
-/// Parses `--file-extra-flags` (comma- or space-separated `sync`, `dsync`, `direct`).
-pub fn parse_extra_flags(text: &str) -> anyhow::Result<ExtraFlags> {
-    let mut f = ExtraFlags::default();
-    for part in text
-        .split([',', ' '])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        match part {
-            "sync" => f.sync = true,
-            "dsync" => f.dsync = true,
-            "direct" | "directio" => f.direct = true,
-            other => bail!("--file-extra-flags: unknown flag '{other}': use sync, dsync and/or direct, comma-separated"),
-        }
-    }
-    Ok(f)
-}
-
 /// Builds the engine config from the command line, applying sysbench's defaults for the
 /// chosen `--compat` and rejecting combinations sysbench rejects (or would silently mishandle).
 pub fn from_args(a: &FileioArgs) -> anyhow::Result<FileioConfig> {
@@ -53,7 +35,9 @@ pub fn from_args(a: &FileioArgs) -> anyhow::Result<FileioConfig> {
         test_mode: a.file_test_mode,
         io_mode: a.file_io_mode.unwrap_or(IoMode::Sync),
         extra_flags: match &a.file_extra_flags {
-            Some(t) => parse_extra_flags(t)?,
+            Some(t) => {
+                ExtraFlags::parse(t).map_err(|e| anyhow::anyhow!("--file-extra-flags: {e}"))?
+            }
             None => ExtraFlags::default(),
         },
         // --file-fsync-all forces periodic and end-of-test fsyncs off (as sysbench).

@@ -57,15 +57,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
             args.db_driver
         );
     }
-    let kind = match args.rand_type.as_str() {
-        "uniform" => RandType::Uniform,
-        "gaussian" => RandType::Gaussian,
-        "special" => RandType::Special,
-        "pareto" => RandType::Pareto,
-        other => bail!(
-            "--rand-type={other} is not a distribution: use uniform, gaussian, special or pareto"
-        ),
-    };
+    let kind = RandType::parse(&args.rand_type).map_err(|e| anyhow::anyhow!("--rand-type: {e}"))?;
     let ps_mode = match args.db_ps_mode.as_str() {
         "auto" => PsMode::Auto,
         "disable" => PsMode::Disable,

@@ -1,11 +1,19 @@
 //! Suite profiles (`config/profiles/*.toml`): which fileio sets, server settings and OLTP
 //! workloads `spindle suite` runs on each target. The three built-in profiles are compiled in;
-//! `--profile PATH` reads another file with the same keys. Parsing is strict: an unknown key or
-//! a bad value is an error naming the key.
+//! `--profile PATH` reads another file with the same keys.
+//!
+//! Parse, don't validate: [`SuiteProfile::load`] reads the TOML strictly ([`ProfileFile`]: an
+//! unknown key is an error) and resolves it once into typed engine settings — every size, test
+//! mode, compat level, flag list and distribution name parsed — so the run layer never looks at
+//! a string again. Every error names the profile (built-in name or file) and the key.
 
-use crate::fileio::{Compat, TestMode};
-use anyhow::{bail, Context};
+use crate::fileio::{Compat, ExtraFlags, FileioConfig, TestMode};
+use crate::oltp::{OltpConfig, RandType, Workload};
+use crate::provision::mysqld::MysqldSettings;
+use crate::report::suite::ProfileRecord;
+use anyhow::bail;
 use serde::Deserialize;
+use std::time::Duration;
 
 /// The built-in profiles, by name.
 pub const BUILTIN: [(&str, &str); 3] = [
@@ -20,10 +28,10 @@ pub const BUILTIN: [(&str, &str); 3] = [
     ),
 ];
 
-/// A suite profile as written in TOML.
-#[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
+/// A profile as written in TOML. Only [`SuiteProfile::parse`] reads it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Profile {
+pub struct ProfileFile {
     /// Name (the built-in name, or the file name without `.toml`).
     #[serde(default)]
     pub name: String,
@@ -41,8 +49,8 @@ pub struct Profile {
     pub oltp: Option<OltpProfile>,
 }
 
-/// One fileio file set and the runs made on it.
-#[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
+/// One fileio file set and the runs made on it, as written.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileioSet {
     /// `--file-num`.
@@ -53,8 +61,8 @@ pub struct FileioSet {
     /// `--file-block-size` [16K].
     #[serde(default = "default_block")]
     pub block_size: String,
-    /// Test modes, in order.
-    pub modes: Vec<TestMode>,
+    /// Test modes, in order (`seqwr`, `seqrewr`, `seqrd`, `rndrd`, `rndwr`, `rndrw`).
+    pub modes: Vec<String>,
     /// Thread counts; every mode runs once per count.
     pub threads: Vec<u32>,
     /// `--time` per run, seconds (0 = no time limit).
@@ -77,8 +85,8 @@ pub struct FileioSet {
     pub drop_caches: bool,
 }
 
-/// Server settings for the suite (a subset of `spindle mysqld` options).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, serde::Serialize)]
+/// Server settings for the suite (a subset of `spindle mysqld` options), as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MysqldProfile {
     /// `innodb_buffer_pool_size` (default: 3/8 of RAM).
@@ -92,8 +100,8 @@ pub struct MysqldProfile {
     pub extra: std::collections::BTreeMap<String, String>,
 }
 
-/// OLTP workloads and their shape.
-#[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
+/// OLTP workloads and their shape, as written.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OltpProfile {
     /// Workloads in order (`read_write`, `read_only`, …, `legacy`); each is prepared, run at
@@ -131,116 +139,291 @@ fn yes() -> bool {
     true
 }
 
-impl FileioSet {
-    /// Resolves `total_size` for a machine with `ram_bytes` of memory.
-    pub fn total_bytes(&self, ram_bytes: u64) -> anyhow::Result<u64> {
-        let t = self.total_size.trim();
-        if let Some(n) = t.strip_suffix("xRAM").or_else(|| t.strip_suffix("xram")) {
-            let n: f64 = n.trim().parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "fileio.total_size = '{t}': use a size like 4G or a multiple of RAM like 2xRAM"
-                )
-            })?;
-            return Ok((ram_bytes as f64 * n) as u64);
-        }
-        crate::units::parse_size(t).map_err(|e| anyhow::anyhow!("fileio.total_size: {e}"))
-    }
+/// A resolved profile: typed settings for every engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SuiteProfile {
+    /// Name, description, origin and text, as recorded with the results.
+    pub record: ProfileRecord,
+    pub fileio: Vec<FileioPlan>,
+    /// The private server's my.cnf settings.
+    pub mysqld: MysqldSettings,
+    pub oltp: Option<OltpPlan>,
+}
 
-    pub fn compat(&self) -> anyhow::Result<Compat> {
-        match self.compat.as_str() {
-            "1.0" => Ok(Compat::V1_0),
-            "0.4" => Ok(Compat::V0_4),
-            other => bail!("fileio.compat = '{other}': use \"1.0\" or \"0.4\""),
+/// The total size of a fileio set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TotalSize {
+    Bytes(u64),
+    /// A multiple of the machine's RAM (`2xRAM`).
+    RamTimes(f64),
+}
+
+impl TotalSize {
+    /// Bytes on a machine with `ram_bytes` of memory.
+    pub fn bytes(self, ram_bytes: u64) -> u64 {
+        match self {
+            TotalSize::Bytes(b) => b,
+            TotalSize::RamTimes(n) => (ram_bytes as f64 * n) as u64,
         }
     }
 }
 
-impl Profile {
-    /// Parses a profile and checks every value (names the key on error).
-    pub fn parse(text: &str, name: &str) -> anyhow::Result<Profile> {
-        let mut p: Profile = toml::from_str(text).with_context(|| format!("profile '{name}'"))?;
-        if p.name.is_empty() {
-            p.name = name.to_string();
-        }
-        p.check().with_context(|| format!("profile '{name}'"))?;
-        Ok(p)
-    }
+/// One fileio set: the engine settings shared by its runs, and what varies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileioPlan {
+    /// Everything but the directory, the total size, the mode and the thread count.
+    pub base: FileioConfig,
+    pub total: TotalSize,
+    pub modes: Vec<TestMode>,
+    pub threads: Vec<u32>,
+    /// Drop the page cache before each run (root only).
+    pub drop_caches: bool,
+}
 
+/// The OLTP workloads: the engine settings shared by every run, and what varies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OltpPlan {
+    /// Everything but the workload, the thread count and the connection.
+    pub base: OltpConfig,
+    pub workloads: Vec<Workload>,
+    pub threads: Vec<u32>,
+}
+
+impl FileioPlan {
+    /// The engine config of one run: in `dir`, on a machine with `ram_bytes` of memory.
+    pub fn config(
+        &self,
+        dir: std::path::PathBuf,
+        ram_bytes: u64,
+        mode: Option<TestMode>,
+        threads: u32,
+    ) -> FileioConfig {
+        FileioConfig {
+            dir,
+            total_size: self.total.bytes(ram_bytes),
+            test_mode: mode,
+            threads,
+            ..self.base.clone()
+        }
+    }
+}
+
+/// Where a profile came from, for error messages: `built-in profile 'quick'` or the file.
+fn origin(name: &str, source: &str) -> String {
+    if source == "built-in" {
+        format!("built-in profile '{name}'")
+    } else {
+        format!("profile file '{source}'")
+    }
+}
+
+impl SuiteProfile {
     /// A built-in profile by name, or a TOML file by path.
-    pub fn load(name_or_path: &str) -> anyhow::Result<Profile> {
+    pub fn load(name_or_path: &str) -> anyhow::Result<SuiteProfile> {
         if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
-            return Profile::parse(text, name_or_path);
+            return SuiteProfile::parse(text, name_or_path, "built-in");
         }
         let path = std::path::Path::new(name_or_path);
         if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("--profile: could not read '{}'", path.display()))?;
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                anyhow::anyhow!("--profile: could not read '{}': {e}", path.display())
+            })?;
             let stem = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            return Profile::parse(&text, &stem);
+            return SuiteProfile::parse(&text, &stem, name_or_path);
         }
         bail!(
             "--profile '{name_or_path}': not a built-in profile (quick, standard, reference) nor a .toml file path"
         )
     }
 
-    fn check(&self) -> anyhow::Result<()> {
-        for (i, f) in self.fileio.iter().enumerate() {
-            let at = |k: &str| format!("fileio[{i}].{k}");
-            if f.file_num == 0 {
-                bail!("{} must be at least 1", at("file_num"));
-            }
-            f.total_bytes(1 << 30).with_context(|| at("total_size"))?;
-            crate::units::parse_size(&f.block_size)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", at("block_size")))?;
-            crate::config::fileio::parse_extra_flags(&f.extra_flags)
-                .with_context(|| at("extra_flags"))?;
-            f.compat()?;
-            if f.modes.is_empty() {
-                bail!("{} is empty: list at least one test mode", at("modes"));
-            }
-            if f.threads.is_empty() || f.threads.contains(&0) {
-                bail!("{} must list thread counts of at least 1", at("threads"));
-            }
-            if f.time == 0 && f.events == 0 && f.compat()? == Compat::V1_0 {
-                bail!(
-                    "{} and {} are both 0: the runs would never end",
-                    at("time"),
-                    at("events")
-                );
-            }
-        }
-        if let Some(o) = &self.oltp {
-            if o.workloads.is_empty() {
-                bail!("oltp.workloads is empty: list workloads or remove the [oltp] table");
-            }
-            for w in &o.workloads {
-                if crate::oltp::Workload::parse(w).is_none() {
-                    bail!("oltp.workloads: unknown workload '{w}': use read_write, read_only, write_only, point_select, update_index, update_non_index, insert, delete or legacy");
-                }
-            }
-            if o.tables == 0 || o.table_size == 0 {
-                bail!("oltp.tables and oltp.table_size must be at least 1");
-            }
-            if o.threads.is_empty() || o.threads.contains(&0) {
-                bail!("oltp.threads must list thread counts of at least 1");
-            }
-            if o.time == 0 {
-                bail!("oltp.time must be at least 1 second");
-            }
-        }
-        for (k, v) in [
-            ("mysqld.buffer_pool_size", &self.mysqld.buffer_pool_size),
-            ("mysqld.log_file_size", &self.mysqld.log_file_size),
-        ] {
-            if let Some(v) = v {
-                crate::units::parse_size(v).map_err(|e| anyhow::anyhow!("{k}: {e}"))?;
-            }
-        }
-        Ok(())
+    /// Parses and resolves a profile's text. `source` is `built-in` or the file path.
+    pub fn parse(text: &str, name: &str, source: &str) -> anyhow::Result<SuiteProfile> {
+        let at = origin(name, source);
+        let file: ProfileFile =
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{at}: {}", e.message()))?;
+        let key = |k: String, e: String| anyhow::anyhow!("{at}: {k}: {e}");
+        let fileio = file
+            .fileio
+            .iter()
+            .enumerate()
+            .map(|(i, f)| resolve_fileio(f).map_err(|(k, e)| key(format!("fileio[{i}].{k}"), e)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mysqld =
+            resolve_mysqld(&file.mysqld).map_err(|(k, e)| key(format!("mysqld.{k}"), e))?;
+        let oltp = match &file.oltp {
+            Some(o) => Some(resolve_oltp(o).map_err(|(k, e)| key(format!("oltp.{k}"), e))?),
+            None => None,
+        };
+        Ok(SuiteProfile {
+            record: ProfileRecord {
+                name: if file.name.is_empty() {
+                    name.to_string()
+                } else {
+                    file.name.clone()
+                },
+                description: file.description.clone(),
+                source: source.to_string(),
+                toml: text.to_string(),
+            },
+            fileio,
+            mysqld,
+            oltp,
+        })
     }
+}
+
+/// An error at a key (relative to its table) with the reason.
+type KeyError = (&'static str, String);
+
+fn size(k: &'static str, v: &str) -> Result<u64, KeyError> {
+    crate::units::parse_size(v).map_err(|e| (k, e))
+}
+
+fn thread_counts(k: &'static str, v: &[u32]) -> Result<Vec<u32>, KeyError> {
+    if v.is_empty() || v.contains(&0) {
+        return Err((k, "must list thread counts of at least 1".into()));
+    }
+    Ok(v.to_vec())
+}
+
+fn resolve_total(t: &str) -> Result<TotalSize, KeyError> {
+    let t = t.trim();
+    if let Some(n) = t.strip_suffix("xRAM").or_else(|| t.strip_suffix("xram")) {
+        return match n.trim().parse::<f64>() {
+            Ok(n) if n > 0.0 && n.is_finite() => Ok(TotalSize::RamTimes(n)),
+            _ => Err((
+                "total_size",
+                format!("'{t}': use a size like 4G or a multiple of RAM like 2xRAM"),
+            )),
+        };
+    }
+    Ok(TotalSize::Bytes(size("total_size", t)?))
+}
+
+fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
+    if f.file_num == 0 {
+        return Err(("file_num", "must be at least 1".into()));
+    }
+    let compat = match f.compat.as_str() {
+        "1.0" => Compat::V1_0,
+        "0.4" => Compat::V0_4,
+        other => return Err(("compat", format!("'{other}': use \"1.0\" or \"0.4\""))),
+    };
+    if f.modes.is_empty() {
+        return Err(("modes", "is empty: list at least one test mode".into()));
+    }
+    let modes = f
+        .modes
+        .iter()
+        .map(|m| {
+            <TestMode as clap::ValueEnum>::from_str(m, false).map_err(|_| {
+                (
+                    "modes",
+                    format!(
+                        "unknown test mode '{m}': use seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw"
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if f.time == 0 && f.events == 0 && compat == Compat::V1_0 {
+        return Err((
+            "time",
+            "and events are both 0: the runs would never end".into(),
+        ));
+    }
+    let d = FileioConfig::default();
+    let base = FileioConfig {
+        file_num: f.file_num,
+        block_size: size("block_size", &f.block_size)?,
+        extra_flags: ExtraFlags::parse(&f.extra_flags).map_err(|e| ("extra_flags", e))?,
+        fsync_freq: f.fsync_freq,
+        time_limit: (f.time > 0).then(|| Duration::from_secs(f.time)),
+        events: f.events,
+        compat,
+        ..d
+    };
+    if base.block_size == 0 {
+        return Err(("block_size", "must be at least 1 byte".into()));
+    }
+    Ok(FileioPlan {
+        base,
+        total: resolve_total(&f.total_size)?,
+        modes,
+        threads: thread_counts("threads", &f.threads)?,
+        drop_caches: f.drop_caches,
+    })
+}
+
+fn resolve_mysqld(m: &MysqldProfile) -> Result<MysqldSettings, KeyError> {
+    let mut s = MysqldSettings::default();
+    if let Some(v) = &m.buffer_pool_size {
+        s.buffer_pool_size = Some(size("buffer_pool_size", v)?);
+    }
+    if let Some(v) = &m.log_file_size {
+        s.log_file_size = size("log_file_size", v)?;
+    }
+    if let Some(v) = m.flush_log_at_trx_commit {
+        if v > 2 {
+            return Err(("flush_log_at_trx_commit", format!("{v}: use 0, 1 or 2")));
+        }
+        s.flush_log_at_trx_commit = v;
+    }
+    s.extra = m.extra.clone();
+    Ok(s)
+}
+
+fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
+    if o.workloads.is_empty() {
+        return Err((
+            "workloads",
+            "is empty: list workloads or remove the [oltp] table".into(),
+        ));
+    }
+    let workloads = o
+        .workloads
+        .iter()
+        .map(|w| {
+            Workload::parse(w).ok_or_else(|| {
+                ("workloads", format!("unknown workload '{w}': use read_write, read_only, write_only, point_select, update_index, update_non_index, insert, delete or legacy"))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if o.tables == 0 {
+        return Err(("tables", "must be at least 1".into()));
+    }
+    if o.table_size == 0 {
+        return Err(("table_size", "must be at least 1".into()));
+    }
+    if o.time == 0 {
+        return Err(("time", "must be at least 1 second".into()));
+    }
+    let mut base = OltpConfig {
+        tables: o.tables,
+        table_size: o.table_size,
+        time_s: o.time,
+        report_interval_s: o.report_interval,
+        ..OltpConfig::default()
+    };
+    if let Some(rt) = &o.rand_type {
+        base.rand.kind = RandType::parse(rt).map_err(|e| ("rand_type", e))?;
+    }
+    base.check().map_err(|(opt, msg)| {
+        let key = match opt {
+            "time" => "time",
+            "tables" => "tables",
+            _ => "threads",
+        };
+        (key, msg)
+    })?;
+    Ok(OltpPlan {
+        base,
+        workloads,
+        threads: thread_counts("threads", &o.threads)?,
+    })
 }
 
 #[cfg(test)]
@@ -248,49 +431,82 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_profiles_parse() {
+    fn builtin_profiles_resolve() {
         for (name, _) in BUILTIN {
-            let p = Profile::load(name).unwrap();
-            assert_eq!(p.name, name);
+            let p = SuiteProfile::load(name).unwrap();
+            assert_eq!(p.record.name, name);
+            assert_eq!(p.record.source, "built-in");
             assert!(!p.fileio.is_empty());
             assert!(p.oltp.is_some());
         }
-        let r = Profile::load("reference").unwrap();
-        assert_eq!(r.fileio[0].compat().unwrap(), Compat::V0_4);
-        assert_eq!(r.oltp.unwrap().tables, 10);
+        let r = SuiteProfile::load("reference").unwrap();
+        assert_eq!(r.fileio[0].base.compat, Compat::V0_4);
+        assert_eq!(r.fileio[1].total, TotalSize::Bytes(80 << 30));
+        let o = r.oltp.unwrap();
+        assert_eq!(o.base.tables, 10);
+        assert_eq!(o.workloads, vec![Workload::Legacy]);
+        let s = SuiteProfile::load("standard").unwrap();
+        assert!(s.fileio[0].base.extra_flags.direct);
+        assert_eq!(s.mysqld.buffer_pool_size, Some(256 << 20));
     }
 
+    fn err(text: &str) -> String {
+        format!(
+            "{:#}",
+            SuiteProfile::parse(text, "mine", "/etc/spindle/mine.toml").unwrap_err()
+        )
+    }
+
+    const SET: &str =
+        "[[fileio]]\nfile_num = 1\ntotal_size = \"1G\"\nmodes = [\"rndrd\"]\nthreads = [1]\n";
+    const OLTP: &str =
+        "[oltp]\nworkloads = [\"read_write\"]\ntables = 1\ntable_size = 1\nthreads = [1]\ntime = 1\n";
+
     #[test]
-    fn unknown_keys_and_bad_values_name_the_key() {
-        let e = format!("{:#}", Profile::parse("bogus = 1", "x").unwrap_err());
-        assert!(e.contains("bogus"), "{e}");
-        let t =
-            "[[fileio]]\nfile_num = 1\ntotal_size = \"1Q\"\nmodes = [\"rndrd\"]\nthreads = [1]\n";
-        let e = format!("{:#}", Profile::parse(t, "x").unwrap_err());
-        assert!(e.contains("total_size"), "{e}");
-        let t =
-            "[oltp]\nworkloads = [\"nope\"]\ntables = 1\ntable_size = 1\nthreads = [1]\ntime = 1\n";
-        let e = format!("{:#}", Profile::parse(t, "x").unwrap_err());
+    fn errors_name_the_key_and_the_file() {
+        let file = "profile file '/etc/spindle/mine.toml'";
+        let e = err("bogus = 1");
+        assert!(e.contains(file) && e.contains("bogus"), "{e}");
+        let e = err(&SET.replace("1G", "1Q"));
+        assert!(
+            e.contains(file) && e.contains("fileio[0].total_size"),
+            "{e}"
+        );
+        let e = err(&format!("{SET}block_size = \"16Q\"\n"));
+        assert!(
+            e.contains("fileio[0].block_size") && e.contains("suffix"),
+            "{e}"
+        );
+        let e = err(&format!("{SET}compat = \"0.5\"\n"));
+        assert!(e.contains("fileio[0].compat") && e.contains("0.5"), "{e}");
+        let e = err(&SET.replace("rndrd", "random"));
+        assert!(e.contains("fileio[0].modes") && e.contains("random"), "{e}");
+        let e = err(&format!("{SET}extra_flags = \"direkt\"\n"));
+        assert!(
+            e.contains("fileio[0].extra_flags") && e.contains("direkt"),
+            "{e}"
+        );
+        let e = err(&format!("{OLTP}rand_type = \"zipf\"\n"));
+        assert!(
+            e.contains(file) && e.contains("oltp.rand_type") && e.contains("zipf"),
+            "{e}"
+        );
+        let e = err(&OLTP.replace("read_write", "nope"));
         assert!(e.contains("oltp.workloads"), "{e}");
-        let e = format!("{:#}", Profile::load("fastest").unwrap_err());
+        let e = err("[mysqld]\nbuffer_pool_size = \"lots\"\n");
+        assert!(e.contains("mysqld.buffer_pool_size"), "{e}");
+        let e = format!("{:#}", SuiteProfile::load("fastest").unwrap_err());
         assert!(e.contains("--profile"), "{e}");
+        let e = SuiteProfile::parse("bogus = 1", "quick", "built-in").unwrap_err();
+        assert!(e.to_string().contains("built-in profile 'quick'"), "{e}");
     }
 
     #[test]
     fn total_size_as_multiple_of_ram() {
-        let f = FileioSet {
-            file_num: 1,
-            total_size: "2xRAM".into(),
-            block_size: "16K".into(),
-            modes: vec![TestMode::Rndrd],
-            threads: vec![1],
-            time: 1,
-            events: 0,
-            extra_flags: String::new(),
-            fsync_freq: 100,
-            compat: "1.0".into(),
-            drop_caches: true,
-        };
-        assert_eq!(f.total_bytes(4 << 30).unwrap(), 8 << 30);
+        let p = SuiteProfile::parse(&SET.replace("1G", "2xRAM"), "x", "x.toml").unwrap();
+        assert_eq!(p.fileio[0].total, TotalSize::RamTimes(2.0));
+        assert_eq!(p.fileio[0].total.bytes(4 << 30), 8 << 30);
+        let cfg = p.fileio[0].config("/d".into(), 1 << 30, Some(TestMode::Rndrd), 4);
+        assert_eq!((cfg.total_size, cfg.threads), (2 << 30, 4));
     }
 }

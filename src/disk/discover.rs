@@ -596,28 +596,48 @@ pub fn is_listed(d: &Disk, all: bool) -> bool {
     all && !unused
 }
 
-/// Finds one device by `/dev/sdX`, `sdX`, a /dev/disk/by-id name or path, a serial, or its
-/// stable id; any block device can be named, including loop devices.
-pub fn find_disk(root: &SysRoot, arg: &str) -> anyhow::Result<Disk> {
-    let disks = scan_all(root)?;
-    let want = arg.trim();
-    let by_id_name = want.strip_prefix("/dev/disk/by-id/");
+/// How a person may name a disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// Only names that survive a reboot: serial, /dev/disk/by-id name, stable id, a loop
+    /// device's backing file ([`Disk::is_named_by`]). The appliance's configuration uses this.
+    Stable,
+    /// Also the kernel name (`sda`, `/dev/sda`) and any /dev symlink to it: for a person at a
+    /// terminal who just ran `spindle disks` (the interactive CLI's explicit choice).
+    AlsoKernelNames,
+}
+
+/// The disk among `disks` that `name` names under `naming`.
+pub fn find_named<'a>(
+    disks: &'a [Disk],
+    root: &SysRoot,
+    name: &str,
+    naming: Naming,
+) -> Option<&'a Disk> {
+    if let Some(d) = disks.iter().find(|d| d.is_named_by(name)) {
+        return Some(d);
+    }
+    if naming == Naming::Stable {
+        return None;
+    }
+    let want = name.trim();
     let link_target = root
         .read_link(want)
         .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
     let bare = want.strip_prefix("/dev/").unwrap_or(want);
-    let found = disks.into_iter().find(|d| {
-        d.name == bare
-            || link_target.as_deref() == Some(d.name.as_str())
-            || d.by_id
-                .iter()
-                .any(|b| Some(b.as_str()) == by_id_name || b == want)
-            || d.serial.as_deref() == Some(want)
-            || d.stable_id.as_deref() == Some(want)
-    });
-    found.with_context(|| {
-        format!("no block device matches '{arg}' (use /dev/NAME, a /dev/disk/by-id name, or a serial; `spindle disks --all` lists them)")
-    })
+    disks
+        .iter()
+        .find(|d| d.name == bare || link_target.as_deref() == Some(d.name.as_str()))
+}
+
+/// Finds one block device by any name a person may type ([`Naming::AlsoKernelNames`]).
+pub fn find_disk(root: &SysRoot, arg: &str) -> anyhow::Result<Disk> {
+    let disks = scan_all(root)?;
+    find_named(&disks, root, arg, Naming::AlsoKernelNames)
+        .cloned()
+        .with_context(|| {
+            format!("no block device matches '{arg}' (use /dev/NAME, a /dev/disk/by-id name, or a serial; `spindle disks --all` lists them)")
+        })
 }
 
 #[cfg(test)]

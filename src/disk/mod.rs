@@ -13,7 +13,7 @@ pub mod sysfiles;
 pub mod usb;
 
 pub use classify::{classify, intended_use, DiskPolicy, Exclusion, FsKind, TargetUse, Verdict};
-pub use discover::{find_disk, scan, scan_all, DiskReport};
+pub use discover::{find_disk, find_named, scan, scan_all, DiskReport, Naming};
 pub use signature::{probe_signature, probe_tail_signature, Signature, SignatureKind};
 pub use usb::{LinkSpeed, UsbHop, UsbInfo};
 

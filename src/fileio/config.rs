@@ -93,6 +93,29 @@ pub struct ExtraFlags {
 }
 
 impl ExtraFlags {
+    /// Parses sysbench's `--file-extra-flags` list (comma- or space-separated `sync`, `dsync`,
+    /// `direct`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut f = ExtraFlags::default();
+        for part in text
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            match part {
+                "sync" => f.sync = true,
+                "dsync" => f.dsync = true,
+                "direct" | "directio" => f.direct = true,
+                other => {
+                    return Err(format!(
+                        "unknown flag '{other}': use sync, dsync and/or direct, comma-separated"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+
     pub fn open_flags(self) -> i32 {
         let mut f = 0;
         if self.sync {

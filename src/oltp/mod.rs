@@ -156,29 +156,33 @@ impl Default for OltpConfig {
 }
 
 impl OltpConfig {
-    /// Checks option combinations; errors name the flag and the fix.
-    pub fn validate(&self) -> anyhow::Result<()> {
-        use anyhow::bail;
+    /// Checks option combinations. An error names the sysbench option it is about (without
+    /// `--`) and says what is wrong; the CLI puts the flag in front, the suite the profile key.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let fail = |opt: &'static str, msg: &str| Err((opt, msg.to_string()));
         if self.threads == 0 {
-            bail!("--threads must be at least 1");
+            return fail("threads", "must be at least 1");
         }
         if self.tables == 0 {
-            bail!("--tables must be at least 1");
+            return fail("tables", "must be at least 1");
         }
         if self.time_s == 0 && self.events == 0 {
-            bail!("--time=0 and --events=0 would run forever: set one of them");
+            return fail(
+                "time",
+                "0 together with events 0 would run forever: set one of them",
+            );
         }
         if self.percentile > 100 {
-            bail!("--percentile must be between 0 and 100");
+            return fail("percentile", "must be between 0 and 100");
         }
         if self.rand.spec_res >= 100 {
-            bail!("--rand-spec-res must be below 100");
+            return fail("rand-spec-res", "must be below 100");
         }
         if self.rand.spec_iter == 0 {
-            bail!("--rand-spec-iter must be at least 1");
+            return fail("rand-spec-iter", "must be at least 1");
         }
         if !(self.rand.pareto_h > 0.0 && self.rand.pareto_h < 1.0) {
-            bail!("--rand-pareto-h must be between 0 and 1 (exclusive)");
+            return fail("rand-pareto-h", "must be between 0 and 1 (exclusive)");
         }
         if self.storage_engine.is_empty()
             || !self
@@ -186,12 +190,21 @@ impl OltpConfig {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_')
         {
-            bail!(
-                "--mysql-storage-engine '{}' is not an engine name (letters, digits, '_')",
-                self.storage_engine
-            );
+            return Err((
+                "mysql-storage-engine",
+                format!(
+                    "'{}' is not an engine name (letters, digits, '_')",
+                    self.storage_engine
+                ),
+            ));
         }
         Ok(())
+    }
+
+    /// [`check`](Self::check) as an error naming the option with its sysbench flag.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.check()
+            .map_err(|(opt, msg)| anyhow::anyhow!("--{opt}: {msg}"))
     }
 
     /// The test name used in result documents (`oltp_read_write`, …, `oltp_legacy`).

@@ -16,6 +16,24 @@ pub enum RandType {
 }
 
 impl RandType {
+    /// Every distribution, in sysbench's order.
+    pub const ALL: [RandType; 4] = [
+        RandType::Uniform,
+        RandType::Gaussian,
+        RandType::Special,
+        RandType::Pareto,
+    ];
+
+    /// The distribution named `name` (`uniform`, `gaussian`, `special`, `pareto`).
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == name.trim())
+            .ok_or_else(|| {
+                format!("'{name}' is not a distribution: use uniform, gaussian, special or pareto")
+            })
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             RandType::Uniform => "uniform",

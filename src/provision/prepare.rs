@@ -6,13 +6,16 @@
 //! before erasing) or if the policy names it; otherwise an existing filesystem is used
 //! non-destructively in a `spindle/` directory when the policy allows, else the disk is skipped.
 //! Never the boot device, never a mounted filesystem spindle did not mount, never the stick.
-//! Every external command goes through [`CommandRunner`] and is also returned in
-//! [`PreparedTarget::commands`].
+//! Every external command goes through the [`System`]'s runner and is also returned in
+//! [`PreparedTarget::commands`]; every read of /sys and /dev goes through its root, so the
+//! whole sequence is unit-tested with a fixture tree and a recording runner.
 
 use crate::disk::signature::{parse_partition_table, read_head_tail};
-use crate::disk::{classify, find_disk, Disk, DiskPolicy, FsKind, TargetUse, Verdict};
-use crate::sys::runner::{display_command, which};
-use crate::sys::{CommandRunner, SysRoot};
+use crate::disk::{
+    classify, find_named, scan_all, Disk, DiskPolicy, FsKind, Naming, TargetUse, Verdict,
+};
+use crate::sys::runner::display_command;
+use crate::sys::{CommandRunner, SysRoot, System};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -89,6 +92,7 @@ pub fn plan_preparation(disk: &Disk, policy: &DiskPolicy) -> Preparation {
 /// Runs commands and records their command lines.
 struct Recorder<'a> {
     runner: &'a CommandRunner,
+    root: &'a SysRoot,
     commands: Vec<String>,
 }
 
@@ -122,8 +126,8 @@ impl Undo {
     }
 }
 
-fn require_tool(program: &str, package: &str) -> anyhow::Result<()> {
-    if which(program).is_none() {
+fn require_tool(rec: &Recorder<'_>, program: &str, package: &str) -> anyhow::Result<()> {
+    if rec.runner.which(program).is_none() {
         bail!("'{program}' is not installed: install the {package} package");
     }
     Ok(())
@@ -138,11 +142,19 @@ fn mkfs_tool(fs: FsKind) -> (&'static str, &'static str) {
     }
 }
 
-/// Re-reads the disk from the live system and checks it is still the same disk and still
-/// eligible for exactly `expected` under `policy` (the time-of-check/time-of-use guard).
-fn recheck(disk: &Disk, policy: &DiskPolicy, expected: &TargetUse) -> anyhow::Result<Disk> {
+/// Re-reads the disk from the system and checks it is still the same disk and still eligible
+/// for exactly `expected` under `policy` (the time-of-check/time-of-use guard).
+fn recheck(
+    root: &SysRoot,
+    disk: &Disk,
+    policy: &DiskPolicy,
+    expected: &TargetUse,
+) -> anyhow::Result<Disk> {
     let dev = disk.path.display().to_string();
-    let fresh = find_disk(&SysRoot::host(), &dev)
+    let disks =
+        scan_all(root).with_context(|| format!("could not scan the disks again for {dev}"))?;
+    let fresh = find_named(&disks, root, &disk.name, Naming::AlsoKernelNames)
+        .cloned()
         .with_context(|| format!("{dev} is gone since the disk scan"))?;
     if fresh.stable_id != disk.stable_id || fresh.size_bytes != disk.size_bytes {
         bail!(
@@ -173,12 +185,17 @@ fn partition_node(disk: &str, n: u32) -> String {
 
 /// Waits up to `timeout` for the kernel's partition `part` of `disk` to appear, starting at
 /// `start_bytes`, with its device node. A stale node from an earlier table does not count.
-fn wait_for_partition(disk: &str, part: &str, start_bytes: u64, timeout: Duration) -> bool {
-    let host = SysRoot::host();
+fn wait_for_partition(
+    root: &SysRoot,
+    disk: &str,
+    part: &str,
+    start_bytes: u64,
+    timeout: Duration,
+) -> bool {
     let t0 = Instant::now();
     loop {
-        let start = host.read_parsed::<u64>(format!("/sys/block/{disk}/{part}/start"));
-        if start == Some(start_bytes / 512) && Path::new(&format!("/dev/{part}")).exists() {
+        let start = root.read_parsed::<u64>(format!("/sys/block/{disk}/{part}/start"));
+        if start == Some(start_bytes / 512) && root.exists(format!("/dev/{part}")) {
             return true;
         }
         if t0.elapsed() >= timeout {
@@ -214,23 +231,16 @@ impl Default for PrepareOptions {
 }
 
 /// Prepares `disk` according to `plan` (from [`plan_preparation`] with the same `policy`) and
-/// mounts it under `<run_dir>/mnt/`. Re-checks the disk on the live system first and refuses if
+/// mounts it under `<run_dir>/mnt/`. Re-checks the disk on the system first and refuses if
 /// anything changed. On failure, whatever was mounted or attached is undone.
 pub fn prepare(
     disk: &Disk,
     plan: &Preparation,
     policy: &DiskPolicy,
     run_dir: &Path,
-    runner: &CommandRunner,
+    sys: &System,
 ) -> anyhow::Result<PreparedTarget> {
-    prepare_with(
-        disk,
-        plan,
-        policy,
-        run_dir,
-        runner,
-        &PrepareOptions::default(),
-    )
+    prepare_with(disk, plan, policy, run_dir, sys, &PrepareOptions::default())
 }
 
 /// [`prepare`] with explicit [`PrepareOptions`].
@@ -239,11 +249,12 @@ pub fn prepare_with(
     plan: &Preparation,
     policy: &DiskPolicy,
     run_dir: &Path,
-    runner: &CommandRunner,
+    sys: &System,
     opts: &PrepareOptions,
 ) -> anyhow::Result<PreparedTarget> {
     let mut rec = Recorder {
-        runner,
+        runner: &sys.runner,
+        root: &sys.root,
         commands: Vec::new(),
     };
     let mut undo = Undo::default();
@@ -257,9 +268,11 @@ pub fn prepare_with(
             named,
         } => erase(
             disk,
-            *filesystem,
-            label,
-            *named,
+            &Erase {
+                fs: *filesystem,
+                label,
+                named: *named,
+            },
             policy,
             run_dir,
             opts,
@@ -282,48 +295,16 @@ pub fn prepare_with(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn erase(
-    disk: &Disk,
-    fs: FsKind,
-    label: &str,
-    named: bool,
-    policy: &DiskPolicy,
-    run_dir: &Path,
+/// Writes a GPT with one partition over the whole disk and returns the block device of that
+/// partition: the kernel's node, or a loop device over its bytes when no node appears.
+fn partition(
+    fresh: &Disk,
+    node: &Path,
     opts: &PrepareOptions,
     rec: &mut Recorder<'_>,
     undo: &mut Undo,
-) -> anyhow::Result<PreparedTarget> {
-    let dev = disk.path.display().to_string();
-    let (mkfs, package) = mkfs_tool(fs);
-    require_tool(mkfs, package).with_context(|| {
-        format!(
-            "cannot make {} on {dev}; or set filesystem = \"ext4\"",
-            fs.name()
-        )
-    })?;
-    require_tool("parted", "parted")?;
-    require_tool("losetup", "mount (util-linux)")?;
-    let fresh = recheck(disk, policy, &TargetUse::Erase { named })?;
-
-    // Last look at the bytes, immediately before writing.
-    if !named {
-        let ht = read_head_tail(&fresh.path, 0, None).with_context(|| {
-            format!("could not read the first and last MiB of {dev} to check that it is blank")
-        })?;
-        let sigs = ht.signatures();
-        if !sigs.is_empty() || !fresh.partitions.is_empty() {
-            let kinds: Vec<&str> = sigs.iter().map(|s| s.kind.blkid_name()).collect();
-            bail!(
-                "{dev} is not blank (found {}{}): not erasing it; name it in erase = [...] to allow erasing",
-                kinds.join(", "),
-                if fresh.partitions.is_empty() { "" } else { ", partitions" }
-            );
-        }
-    } else {
-        rec.run("wipefs", &["-a", &dev])?;
-    }
-
+) -> anyhow::Result<PathBuf> {
+    let dev = fresh.path.display().to_string();
     rec.run(
         "parted",
         &[
@@ -331,14 +312,14 @@ fn erase(
         ],
     )?;
     // Ask the kernel to re-read the table; partprobe may be missing or fail on some devices.
-    if which("partprobe").is_some() {
+    if rec.runner.which("partprobe").is_some() {
         if let Err(e) = rec.run("partprobe", &[&dev]) {
             eprintln!("spindle: partprobe {dev} failed (continuing): {e:#}");
         }
     } else if let Err(e) = rec.run("blockdev", &["--rereadpt", &dev]) {
         eprintln!("spindle: blockdev --rereadpt {dev} failed (continuing): {e:#}");
     }
-    let head = read_head_tail(&fresh.path, 0, None)
+    let head = read_head_tail(node, 0, None)
         .with_context(|| format!("could not read back the partition table of {dev}"))?;
     let ss = fresh.logical_block_size.unwrap_or(512) as u64;
     let entry = parse_partition_table(&head.head, ss)
@@ -346,8 +327,13 @@ fn erase(
         .with_context(|| format!("parted reported success but {dev} has no partition 1"))?;
     let part = partition_node(&fresh.name, 1);
     let device = if opts.use_partition_node
-        && wait_for_partition(&fresh.name, &part, entry.start_bytes, opts.partition_wait)
-    {
+        && wait_for_partition(
+            rec.root,
+            &fresh.name,
+            &part,
+            entry.start_bytes,
+            opts.partition_wait,
+        ) {
         PathBuf::from(format!("/dev/{part}"))
     } else {
         // No partition node (e.g. a loop device without partition scanning): a loop device
@@ -368,6 +354,59 @@ fn erase(
         undo.offset_loop = Some(l.clone());
         l
     };
+    Ok(device)
+}
+
+/// What an erase makes.
+struct Erase<'a> {
+    fs: FsKind,
+    label: &'a str,
+    /// The policy named the disk (it may hold data).
+    named: bool,
+}
+
+fn erase(
+    disk: &Disk,
+    how: &Erase<'_>,
+    policy: &DiskPolicy,
+    run_dir: &Path,
+    opts: &PrepareOptions,
+    rec: &mut Recorder<'_>,
+    undo: &mut Undo,
+) -> anyhow::Result<PreparedTarget> {
+    let dev = disk.path.display().to_string();
+    let (fs, named) = (how.fs, how.named);
+    let (mkfs, package) = mkfs_tool(fs);
+    require_tool(rec, mkfs, package).with_context(|| {
+        format!(
+            "cannot make {} on {dev}; or set filesystem = \"ext4\"",
+            fs.name()
+        )
+    })?;
+    require_tool(rec, "parted", "parted")?;
+    require_tool(rec, "losetup", "mount (util-linux)")?;
+    let fresh = recheck(rec.root, disk, policy, &TargetUse::Erase { named })?;
+    let node = rec.root.path(&fresh.path);
+
+    // Last look at the bytes, immediately before writing.
+    if !named {
+        let ht = read_head_tail(&node, 0, None).with_context(|| {
+            format!("could not read the first and last MiB of {dev} to check that it is blank")
+        })?;
+        let sigs = ht.signatures();
+        if !sigs.is_empty() || !fresh.partitions.is_empty() {
+            let kinds: Vec<&str> = sigs.iter().map(|s| s.kind.blkid_name()).collect();
+            bail!(
+                "{dev} is not blank (found {}{}): not erasing it; name it in erase = [...] to allow erasing",
+                kinds.join(", "),
+                if fresh.partitions.is_empty() { "" } else { ", partitions" }
+            );
+        }
+    } else {
+        rec.run("wipefs", &["-a", &dev])?;
+    }
+
+    let device = partition(&fresh, &node, opts, rec, undo)?;
     let d = device.to_string_lossy().into_owned();
     match fs {
         FsKind::Ext4 => rec.run(
@@ -376,7 +415,7 @@ fn erase(
                 "-F",
                 "-q",
                 "-L",
-                label,
+                how.label,
                 // Initialise inode tables and journal now, so no background writer
                 // (ext4lazyinit) disturbs the benchmark.
                 "-E",
@@ -384,8 +423,8 @@ fn erase(
                 &d,
             ],
         )?,
-        FsKind::Xfs | FsKind::Btrfs => rec.run(mkfs, &["-f", "-L", label, &d])?,
-        FsKind::F2fs => rec.run(mkfs, &["-f", "-l", label, &d])?,
+        FsKind::Xfs | FsKind::Btrfs => rec.run(mkfs, &["-f", "-L", how.label, &d])?,
+        FsKind::F2fs => rec.run(mkfs, &["-f", "-l", how.label, &d])?,
     };
     let mp = mount_dir(run_dir, &fresh);
     std::fs::create_dir_all(&mp)
@@ -400,7 +439,7 @@ fn erase(
         mount_point: mp.clone(),
         work_dir: mp,
         filesystem: fs.name().to_string(),
-        label: Some(label.to_string()),
+        label: Some(how.label.to_string()),
         erased: true,
         offset_loop: undo.offset_loop.clone(),
         commands: Vec::new(),
@@ -418,8 +457,9 @@ fn use_existing(
     rec: &mut Recorder<'_>,
     undo: &mut Undo,
 ) -> anyhow::Result<PreparedTarget> {
-    require_tool("mount", "mount (util-linux)")?;
+    require_tool(rec, "mount", "mount (util-linux)")?;
     let fresh = recheck(
+        rec.root,
         disk,
         policy,
         &TargetUse::UseExisting {
@@ -435,7 +475,7 @@ fn use_existing(
             .iter()
             .find(|p| p.name == device)
             .with_context(|| format!("{} has no partition {device}", fresh.path.display()))?;
-        if p.in_kernel && p.path.exists() {
+        if p.in_kernel && rec.root.exists(&p.path) {
             p.path.clone()
         } else {
             let (Some(start), Some(size)) = (p.start_bytes, p.size_bytes) else {
@@ -643,7 +683,7 @@ mod tests {
             },
             &DiskPolicy::default(),
             Path::new("/nonexistent"),
-            &CommandRunner { quiet: true },
+            &System::new(SysRoot::host(), CommandRunner::quiet()),
         )
         .unwrap_err();
         assert!(format!("{err:#}").contains("not prepared: busy"));

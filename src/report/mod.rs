@@ -1,9 +1,12 @@
 //! The result model (versioned JSON documents) and every rendering of it: sysbench-style text,
 //! JSON, and later CSV/HTML. Engines return results; this module renders; nothing here measures.
 
+pub mod csv;
 pub mod model;
 pub mod oltp_text;
+pub mod phase;
 pub mod suite;
+pub mod summary;
 pub mod sysbench_text;
 
 pub use model::*;

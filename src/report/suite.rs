@@ -1,17 +1,93 @@
-//! The suite's results bundle: one [`SuiteResult`] document (`results.json`), a CSV with one
-//! row per target and test (`results.csv`), and `summary.txt`, a side-by-side table of the
-//! targets per test with ratios to the best one — the way the reference articles compare an
-//! SSD with an HDD. Renderers are pure; [`write_bundle`] writes every file atomically.
+//! The suite's result model (`results.json`): a whole run — every target, every phase — typed:
+//! statuses and kinds are enums, the disk is the discovery record, each phase names the step it
+//! ran ([`Phase`]) and holds the engine's result document. Renderers (`summary`, `csv`, `html`)
+//! take this model; nothing parses its JSON back except readers of older bundles.
+//!
+//! Schema 2 (this version): typed statuses (same lowercase words as 1), `phase` and `started_s`
+//! in each phase result, the profile recorded as its name, description and TOML text, each
+//! test's options tagged by engine. Schema 1 bundles are upgraded when read.
 
-use super::{BenchResult, Counters, HostInfo, ToolInfo};
-use crate::sys::fs::write_atomic;
+pub use super::phase::{Phase, When};
+use super::{BenchResult, HostInfo, ToolInfo};
+use crate::disk::Disk;
 use crate::sys::state::{StateSample, SystemState};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// Version of the suite document layout.
-pub const SUITE_SCHEMA_VERSION: u32 = 1;
+pub const SUITE_SCHEMA_VERSION: u32 = 2;
+
+/// How a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// In progress (or cut off by a power loss / crash before it could say otherwise).
+    Running,
+    /// Every phase ran (some may have failed: see the phases).
+    Complete,
+    /// Stopped on request (signal, abort button); partial results kept.
+    Aborted,
+    /// Found still `running` after a restart: power loss or crash.
+    Interrupted,
+}
+
+/// How a phase ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    Ok,
+    Failed,
+    /// Not run because something it depends on failed; `error` says what.
+    Skipped,
+    /// Cut short or not started because the run was stopped.
+    Aborted,
+    /// In progress when the machine lost power or crashed.
+    Interrupted,
+}
+
+/// What a target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A disk spindle prepared (erased, or an existing filesystem).
+    Disk,
+    /// A directory the user named (no disk preparation).
+    Directory,
+}
+
+macro_rules! words {
+    ($t:ty { $($v:ident => $w:literal),* $(,)? }) => {
+        impl $t {
+            /// The word used in files and tables.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$v => $w),* }
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+words!(RunStatus { Running => "running", Complete => "complete", Aborted => "aborted", Interrupted => "interrupted" });
+words!(PhaseStatus { Ok => "ok", Failed => "failed", Skipped => "skipped", Aborted => "aborted", Interrupted => "interrupted" });
+words!(TargetKind { Disk => "disk", Directory => "directory" });
+
+/// The profile a run used, as written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProfileRecord {
+    /// Built-in name (`quick`, `standard`, `reference`) or the file's stem.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Where it came from: `built-in` or the file path.
+    #[serde(default)]
+    pub source: String,
+    /// The TOML text itself, so the run can be repeated exactly.
+    #[serde(default)]
+    pub toml: String,
+}
 
 /// A whole suite run: every target, every phase.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,14 +95,12 @@ pub struct SuiteResult {
     pub schema_version: u32,
     pub tool: ToolInfo,
     pub host: HostInfo,
-    /// Identifier of this run (`<host>-<timestamp>`), also the bundle directory name.
+    /// Identifier of this run ([`run_id`]), also the bundle directory name.
     pub run_id: String,
     pub started_at: String,
     pub finished_at: Option<String>,
-    /// `running`, `complete`, `aborted` or `interrupted` (found unfinished after a restart).
-    pub status: String,
-    /// The profile as it was run (resolved).
-    pub profile: serde_json::Value,
+    pub status: RunStatus,
+    pub profile: ProfileRecord,
     pub targets: Vec<TargetResult>,
     /// Disks that were found but not benchmarked, with the reason.
     pub skipped: Vec<Skipped>,
@@ -40,6 +114,16 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// The private database server a target's OLTP/TPC-C phases ran on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// `MariaDB`, `MySQL` or `Percona Server`.
+    pub flavor: String,
+    pub version: String,
+    /// The my.cnf settings that matter for the numbers (buffer pool, log size, flush policy …).
+    pub settings: std::collections::BTreeMap<String, String>,
+}
+
 /// One target (a disk or a directory).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetResult {
@@ -47,14 +131,15 @@ pub struct TargetResult {
     pub name: String,
     /// Where the work happened (mount point or directory).
     pub path: String,
-    /// `disk` or `directory`.
-    pub kind: String,
-    /// One line describing the target (model, link speed, driver) for tables.
+    pub kind: TargetKind,
+    /// One line describing the target (model, size, link speed, driver) for tables.
     pub description: String,
-    /// Disk facts (discovery record), when a disk.
-    pub disk: Option<serde_json::Value>,
+    /// The disk's discovery record, when a disk.
+    pub disk: Option<Disk>,
     /// How the disk was prepared (erased / existing filesystem), and the exact commands.
     pub preparation: Vec<String>,
+    #[serde(default)]
+    pub server: Option<ServerInfo>,
     pub state_before: Option<SystemState>,
     pub state_after: Option<SystemState>,
     /// Temperature/throttling samples during the run.
@@ -65,9 +150,15 @@ pub struct TargetResult {
 /// What happened in one phase.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
+    /// The phase's name (`fileio-rndrw-t8`), also its text file's stem.
     pub name: String,
-    /// `ok`, `failed`, `skipped` or `aborted`.
-    pub status: String,
+    /// The step it ran (absent in schema 1 bundles).
+    #[serde(default)]
+    pub phase: Option<Phase>,
+    pub status: PhaseStatus,
+    /// Seconds from the target's start to the start of this phase.
+    #[serde(default)]
+    pub started_s: f64,
     pub seconds: f64,
     pub error: Option<String>,
     /// Facts about how the phase ran (page cache dropped, O_DIRECT, data set vs RAM …).
@@ -81,291 +172,113 @@ impl SuiteResult {
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).expect("suite result serialises")
     }
-}
 
-/// Key figures of one result, for tables and CSV.
-struct Figures {
-    primary: f64,
-    primary_label: &'static str,
-    secondary: f64,
-    secondary_label: &'static str,
-    p95_ms: f64,
-    p99_ms: f64,
-}
-
-fn figures(r: &BenchResult) -> Figures {
-    let (p95, p99) = (r.latency.p95_us / 1e3, r.latency.p99_us / 1e3);
-    match &r.counters {
-        Counters::Fileio(c) => Figures {
-            primary: c.reads_per_s + c.writes_per_s,
-            primary_label: "req/s",
-            secondary: c.read_mib_per_s + c.written_mib_per_s,
-            secondary_label: "MiB/s",
-            p95_ms: p95,
-            p99_ms: p99,
-        },
-        Counters::Oltp(c) => Figures {
-            primary: c.tps,
-            primary_label: "tps",
-            secondary: c.qps,
-            secondary_label: "qps",
-            p95_ms: p95,
-            p99_ms: p99,
-        },
-        Counters::Tpcc(c) => Figures {
-            primary: c.tpmc,
-            primary_label: "TpmC",
-            secondary: 0.0,
-            secondary_label: "",
-            p95_ms: p95,
-            p99_ms: p99,
-        },
-    }
-}
-
-/// `summary.txt`.
-pub fn render_summary(s: &SuiteResult) -> String {
-    let mut out = String::new();
-    let w = &mut out;
-    let _ = writeln!(
-        w,
-        "spindle {} suite, profile '{}'",
-        s.tool.version,
-        s.profile["name"].as_str().unwrap_or("?")
-    );
-    let _ = writeln!(
-        w,
-        "host: {} ({}, {} CPUs, {} MiB RAM{})",
-        s.host.hostname,
-        s.host.cpu_model,
-        s.host.cpus,
-        s.host.ram_bytes >> 20,
-        s.host
-            .board_model
-            .as_deref()
-            .map(|m| format!(", {m}"))
-            .unwrap_or_default()
-    );
-    let _ = writeln!(
-        w,
-        "run: {}  started {}  finished {}  status: {}",
-        s.run_id,
-        s.started_at,
-        s.finished_at.as_deref().unwrap_or("-"),
-        s.status
-    );
-    let _ = writeln!(w, "\nTargets:");
-    for t in &s.targets {
-        let _ = writeln!(w, "  {:<10} {}  {}", t.name, t.path, t.description);
-        let temps: Vec<f64> = t.samples.iter().filter_map(|x| x.temp_c).collect();
-        if let Some(max) = temps.iter().cloned().reduce(f64::max) {
-            let _ = writeln!(w, "  {:<10} SoC temperature max {max:.1} °C", "");
-        }
-        let bits = t
-            .samples
-            .iter()
-            .filter_map(|x| x.throttled)
-            .fold(0, |a, b| a | b);
-        if bits != 0 {
-            let _ = writeln!(
-                w,
-                "  {:<10} THROTTLING: {}",
-                "",
-                crate::sys::state::throttled_flags(bits).join(", ")
+    /// Reads a `results.json` (schema 1 or 2); `origin` names it in errors.
+    pub fn from_json(text: &str, origin: &str) -> anyhow::Result<Self> {
+        let mut v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| anyhow::anyhow!("'{origin}' is not a JSON results document: {e}"))?;
+        let ver = v
+            .get("schema_version")
+            .and_then(|x| x.as_u64())
+            .ok_or_else(|| {
+                anyhow::anyhow!("'{origin}' has no schema_version: not a spindle results document")
+            })?;
+        if ver > SUITE_SCHEMA_VERSION as u64 {
+            anyhow::bail!(
+                "'{origin}' uses results schema {ver}, this spindle reads up to {SUITE_SCHEMA_VERSION}: upgrade spindle"
             );
         }
-    }
-    if !s.skipped.is_empty() {
-        let _ = writeln!(w, "\nSkipped disks:");
-        for k in &s.skipped {
-            let _ = writeln!(w, "  {:<10} {}  {}", k.device, k.id, k.reason);
+        if v.get("targets").is_none() {
+            anyhow::bail!("'{origin}' is not a suite results document (no targets): a single test's result? use it with `spindle report show`");
         }
+        if ver < 2 {
+            upgrade_v1(&mut v);
+        }
+        serde_json::from_value(v)
+            .map_err(|e| anyhow::anyhow!("'{origin}': malformed results document: {e}"))
     }
-    // Tests in plan order, each with one row per target.
-    let mut tests: Vec<String> = Vec::new();
-    for t in &s.targets {
-        for p in &t.phases {
-            if p.result.is_some() && !tests.contains(&p.name) {
-                tests.push(p.name.clone());
+
+    /// Phases that failed, with their target's name.
+    pub fn failures(&self) -> impl Iterator<Item = (&TargetResult, &PhaseResult)> {
+        self.targets.iter().flat_map(|t| {
+            t.phases
+                .iter()
+                .filter(|p| p.status == PhaseStatus::Failed)
+                .map(move |p| (t, p))
+        })
+    }
+}
+
+/// Schema 1 → 2: the profile becomes a record, each test's options get their engine tag.
+fn upgrade_v1(v: &mut serde_json::Value) {
+    if let Some(p) = v.get_mut("profile") {
+        let name = p.get("name").cloned().unwrap_or_default();
+        let description = p.get("description").cloned().unwrap_or_default();
+        *p = serde_json::json!({
+            "name": name, "description": description, "source": "schema 1 bundle", "toml": ""
+        });
+    }
+    for t in v
+        .get_mut("targets")
+        .and_then(|t| t.as_array_mut())
+        .into_iter()
+        .flatten()
+    {
+        for p in t
+            .get_mut("phases")
+            .and_then(|p| p.as_array_mut())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(r) = p.get_mut("result").filter(|r| !r.is_null()) {
+                super::model::upgrade_v1(r);
             }
         }
     }
-    for test in &tests {
-        let rows: Vec<(&TargetResult, &PhaseResult)> = s
-            .targets
-            .iter()
-            .filter_map(|t| t.phases.iter().find(|p| &p.name == test).map(|p| (t, p)))
-            .collect();
-        let best = rows
-            .iter()
-            .filter(|(_, p)| p.status == "ok")
-            .filter_map(|(_, p)| p.result.as_ref().map(|r| figures(r).primary))
-            .fold(0.0, f64::max);
-        let Some(first) = rows.iter().find_map(|(_, p)| p.result.as_ref()) else {
-            continue;
-        };
-        let f0 = figures(first);
-        let _ = writeln!(w, "\n{test}  ({} threads)", first.threads);
-        let _ = writeln!(
-            w,
-            "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}",
-            "target", f0.primary_label, f0.secondary_label, "p95 ms", "p99 ms", "vs best"
-        );
-        for (t, p) in rows {
-            match (&p.result, p.status.as_str()) {
-                (Some(r), st) => {
-                    let f = figures(r);
-                    let ratio = if best > 0.0 { f.primary / best } else { 0.0 };
-                    let flag = if st == "ok" {
-                        String::new()
-                    } else {
-                        format!("  ({st}: partial)")
-                    };
-                    let _ = writeln!(
-                        w,
-                        "  {:<10} {:>12.2} {:>10.2} {:>9.2} {:>9.2} {:>8.2}{flag}",
-                        t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio
-                    );
-                }
-                (None, st) => {
-                    let _ = writeln!(
-                        w,
-                        "  {:<10} {st}: {}",
-                        t.name,
-                        p.error.as_deref().unwrap_or("")
-                    );
-                }
+    v["schema_version"] = SUITE_SCHEMA_VERSION.into();
+}
+
+/// The one run id: `<UTC YYYYmmdd-HHMMSS>-<host>` (time first, so name order is age order).
+pub fn run_id(host: &str, unix_secs: u64) -> String {
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
             }
-        }
-    }
-    let failures: Vec<(&str, &PhaseResult)> = s
-        .targets
-        .iter()
-        .flat_map(|t| t.phases.iter().map(move |p| (t.name.as_str(), p)))
-        .filter(|(_, p)| p.status == "failed")
+        })
+        .take(32)
         .collect();
-    if !failures.is_empty() {
-        let _ = writeln!(w, "\nFailures:");
-        for (t, p) in failures {
-            let _ = writeln!(
-                w,
-                "  {t} {}: {}",
-                p.name,
-                p.error.as_deref().unwrap_or("(no message)")
-            );
-        }
-    }
-    // One line per target and distinct note, naming the phases it applies to.
-    let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
-    for t in &s.targets {
-        for p in &t.phases {
-            for n in &p.notes {
-                let key = format!("{} {n}", t.name);
-                match notes.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, phases)) => phases.push(&p.name),
-                    None => notes.push((key, vec![&p.name])),
-                }
-            }
-        }
-    }
-    if !notes.is_empty() {
-        let _ = writeln!(w, "\nNotes:");
-        for (note, phases) in notes {
-            let _ = writeln!(w, "  {note} ({})", phases.join(", "));
-        }
-    }
-    out
-}
-
-/// The CSV header of `results.csv`.
-pub const CSV_HEADER: &str = "run_id,target,path,test,status,threads,events,total_time_s,reads_per_s,writes_per_s,fsyncs_per_s,read_mib_per_s,written_mib_per_s,tps,qps,ignored_errors,reconnects,lat_min_ms,lat_avg_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,error";
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// `results.csv`: one row per target and test (measurement phases only).
-pub fn render_csv(s: &SuiteResult) -> String {
-    let mut out = String::from(CSV_HEADER);
-    out.push('\n');
-    for t in &s.targets {
-        for p in &t.phases {
-            let Some(r) = &p.result else {
-                if p.status != "ok"
-                    && (p.name.starts_with("fileio") || p.name.starts_with("oltp"))
-                    && !p.name.ends_with("prepare")
-                    && !p.name.ends_with("cleanup")
-                {
-                    let _ = writeln!(
-                        out,
-                        "{},{},{},{},{},,,,,,,,,,,,,,,,,,{}",
-                        csv_field(&s.run_id),
-                        csv_field(&t.name),
-                        csv_field(&t.path),
-                        p.name,
-                        p.status,
-                        csv_field(p.error.as_deref().unwrap_or(""))
-                    );
-                }
-                continue;
-            };
-            let (rd, wr, fs, rm, wm, tps, qps, ie, rc) = match &r.counters {
-                Counters::Fileio(c) => (
-                    c.reads_per_s,
-                    c.writes_per_s,
-                    c.fsyncs_per_s,
-                    c.read_mib_per_s,
-                    c.written_mib_per_s,
-                    0.0,
-                    0.0,
-                    0,
-                    0,
-                ),
-                Counters::Oltp(c) => (
-                    0.0,
-                    0.0,
-                    0.0,
-                    0.0,
-                    0.0,
-                    c.tps,
-                    c.qps,
-                    c.ignored_errors,
-                    c.reconnects,
-                ),
-                Counters::Tpcc(_) => Default::default(),
-            };
-            let l = &r.latency;
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{:.4},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{}",
-                csv_field(&s.run_id), csv_field(&t.name), csv_field(&t.path), p.name, p.status, r.threads, r.events, r.total_time_s,
-                rd, wr, fs, rm, wm, tps, qps, ie, rc,
-                l.min_us / 1e3, l.avg_us / 1e3, l.p95_us / 1e3, l.p99_us / 1e3, l.max_us / 1e3,
-                csv_field(p.error.as_deref().or(r.error.as_deref()).unwrap_or(""))
-            );
-        }
-    }
-    out
+    let host = if host.is_empty() { "spindle" } else { &host };
+    format!("{}-{host}", crate::sys::clock::compact_stamp(unix_secs))
 }
 
 /// Writes results.json, results.csv and summary.txt into `dir`, each atomically.
 pub fn write_bundle(dir: &Path, s: &SuiteResult) -> anyhow::Result<()> {
+    use crate::sys::fs::write_atomic;
     write_atomic(&dir.join("results.json"), s.to_json_pretty().as_bytes())?;
-    write_atomic(&dir.join("results.csv"), render_csv(s).as_bytes())?;
-    write_atomic(&dir.join("summary.txt"), render_summary(s).as_bytes())?;
+    write_atomic(
+        &dir.join("results.csv"),
+        super::csv::render_csv(s).as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join("summary.txt"),
+        super::summary::render_summary(s).as_bytes(),
+    )?;
     Ok(())
 }
 
+/// Builders for tests across the crate.
 #[cfg(test)]
-mod tests {
+pub mod tests_support {
     use super::*;
     use crate::report::tests_support::sample_fileio_result;
+    use crate::report::Counters;
 
-    fn suite() -> SuiteResult {
+    /// Two disks, one fileio test, the first 10× the second; one skipped disk.
+    pub fn two_disk_suite() -> SuiteResult {
         let mut fast = sample_fileio_result();
         if let Counters::Fileio(c) = &mut fast.counters {
             c.reads_per_s = 600.0;
@@ -378,7 +291,13 @@ mod tests {
         }
         let phase = |r: BenchResult| PhaseResult {
             name: "fileio-rndrw-t1".into(),
-            status: "ok".into(),
+            phase: Some(Phase::FileioRun {
+                set: 0,
+                mode: crate::fileio::TestMode::Rndrw,
+                threads: 1,
+            }),
+            status: PhaseStatus::Ok,
+            started_s: 0.0,
             seconds: 1.0,
             error: None,
             notes: vec![],
@@ -387,10 +306,11 @@ mod tests {
         let target = |name: &str, r| TargetResult {
             name: name.into(),
             path: format!("/mnt/{name}"),
-            kind: "disk".into(),
+            kind: TargetKind::Disk,
             description: "test disk".into(),
             disk: None,
             preparation: vec![],
+            server: None,
             state_before: None,
             state_after: None,
             samples: vec![],
@@ -403,8 +323,11 @@ mod tests {
             run_id: "h-1".into(),
             started_at: "x".into(),
             finished_at: None,
-            status: "complete".into(),
-            profile: serde_json::json!({"name": "quick"}),
+            status: RunStatus::Complete,
+            profile: ProfileRecord {
+                name: "quick".into(),
+                ..ProfileRecord::default()
+            },
             targets: vec![target("ssd", fast), target("hdd", slow)],
             skipped: vec![Skipped {
                 device: "/dev/sdc".into(),
@@ -413,68 +336,52 @@ mod tests {
             }],
         }
     }
+}
 
-    #[test]
-    fn summary_compares_targets_with_ratio_to_best() {
-        let text = render_summary(&suite());
-        assert!(text.contains("fileio-rndrw-t1"), "{text}");
-        let ssd = text
-            .lines()
-            .find(|l| l.trim_start().starts_with("ssd ") && l.contains("1000.00"))
-            .unwrap();
-        let hdd = text
-            .lines()
-            .find(|l| l.trim_start().starts_with("hdd ") && l.contains("100.00"))
-            .unwrap();
-        assert!(
-            ssd.contains("1000.00") && ssd.trim_end().ends_with("1.00"),
-            "{ssd}"
-        );
-        assert!(hdd.trim_end().ends_with("0.10"), "{hdd}");
-        assert!(text.contains("Skipped disks:") && text.contains("holds data"));
-    }
-
-    #[test]
-    fn repeated_notes_are_listed_once_with_their_phases() {
-        let mut s = suite();
-        let mut second = s.targets[0].phases[0].clone();
-        second.name = "fileio-rndrd-t1".into();
-        s.targets[0].phases.push(second);
-        for p in &mut s.targets[0].phases {
-            p.notes = vec!["page cache dropped before the run".into()];
-        }
-        let text = render_summary(&s);
-        let lines: Vec<&str> = text
-            .lines()
-            .filter(|l| l.contains("page cache dropped"))
-            .collect();
-        assert_eq!(
-            lines,
-            vec!["  ssd page cache dropped before the run (fileio-rndrw-t1, fileio-rndrd-t1)"]
-        );
-    }
-
-    #[test]
-    fn csv_has_one_row_per_target_and_test() {
-        let csv = render_csv(&suite());
-        let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], CSV_HEADER);
-        assert_eq!(lines.len(), 3);
-        let cols = CSV_HEADER.split(',').count();
-        for l in &lines[1..] {
-            assert_eq!(l.split(',').count(), cols, "{l}");
-        }
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn bundle_round_trips() {
         let d = tempfile::tempdir().unwrap();
-        let s = suite();
+        let s = tests_support::two_disk_suite();
         write_bundle(d.path(), &s).unwrap();
-        let back: SuiteResult =
-            serde_json::from_str(&std::fs::read_to_string(d.path().join("results.json")).unwrap())
-                .unwrap();
-        assert_eq!(back, s);
+        let text = std::fs::read_to_string(d.path().join("results.json")).unwrap();
+        assert_eq!(SuiteResult::from_json(&text, "results.json").unwrap(), s);
+    }
+
+    #[test]
+    fn schema_1_bundles_are_upgraded_and_newer_ones_refused() {
+        let s = tests_support::two_disk_suite();
+        let mut v = serde_json::to_value(&s).unwrap();
+        v["schema_version"] = 1.into();
+        v["profile"] = serde_json::json!({"name": "quick", "description": "d", "fileio": []});
+        let r = &mut v["targets"][0]["phases"][0]["result"];
+        r["schema_version"] = 1.into();
+        r["options"].as_object_mut().unwrap().remove("kind");
+        let back = SuiteResult::from_json(&v.to_string(), "old/results.json").unwrap();
+        assert_eq!(back.profile.name, "quick");
+        assert_eq!(
+            back.targets[0].phases[0].result,
+            s.targets[0].phases[0].result
+        );
+        v["schema_version"] = 9.into();
+        let e = SuiteResult::from_json(&v.to_string(), "new/results.json").unwrap_err();
+        assert!(e.to_string().contains("upgrade spindle"), "{e}");
+        let e = SuiteResult::from_json("{\"schema_version\": 2}", "x.json").unwrap_err();
+        assert!(
+            e.to_string().contains("not a suite results document"),
+            "{e}"
+        );
+        let e = SuiteResult::from_json("[1,2", "bad.json").unwrap_err();
+        assert!(e.to_string().contains("bad.json"), "{e}");
+    }
+
+    #[test]
+    fn run_ids_sort_by_time_and_keep_hosts_safe() {
+        assert_eq!(run_id("pi", 1_796_000_000), "20261130-005320-pi");
+        assert_eq!(run_id("a b/c", 0), "19700101-000000-a_b_c");
+        assert_eq!(run_id("", 0), "19700101-000000-spindle");
     }
 }

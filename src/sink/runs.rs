@@ -5,7 +5,7 @@
 //! ones beyond `keep_copied` are pruned oldest first. Run ids start with a UTC timestamp, so
 //! name order is age order.
 
-use crate::report::suite::{write_bundle, SuiteResult};
+use crate::report::suite::{write_bundle, RunStatus, SuiteResult};
 use crate::sys::fs::write_atomic;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -27,36 +27,6 @@ pub struct RunStore {
     dir: PathBuf,
 }
 
-/// `2026-11-29T20:20:05Z` → `20261129-202005`.
-fn compact_timestamp(rfc3339: &str) -> String {
-    let digits: String = rfc3339.chars().filter(|c| c.is_ascii_digit()).collect();
-    if digits.len() >= 14 {
-        format!("{}-{}", &digits[..8], &digits[8..14])
-    } else {
-        digits
-    }
-}
-
-/// Keeps a host name safe as a file name part.
-fn safe_name(s: &str) -> String {
-    let s: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(32)
-        .collect();
-    if s.is_empty() {
-        "spindle".into()
-    } else {
-        s
-    }
-}
-
 impl RunStore {
     /// The store at `dir` (created if missing).
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
@@ -75,13 +45,10 @@ impl RunStore {
         &self.dir
     }
 
-    /// Creates the directory of a new run: `<UTC timestamp>-<host>`, unique.
+    /// Creates the directory of a new run, named by the run id (`<UTC timestamp>-<host>`),
+    /// made unique with `-N` if needed.
     pub fn create_run(&self, host: &str) -> anyhow::Result<RunEntry> {
-        let base = format!(
-            "{}-{}",
-            compact_timestamp(&crate::sys::clock::now_rfc3339()),
-            safe_name(host)
-        );
+        let base = crate::report::suite::run_id(host, crate::sys::clock::unix_now());
         for n in 0..100 {
             let id = if n == 0 {
                 base.clone()
@@ -170,9 +137,9 @@ impl RunStore {
         for r in self.pending() {
             let json = r.dir.join("results.json");
             match std::fs::read_to_string(&json) {
-                Ok(text) => match serde_json::from_str::<SuiteResult>(&text) {
-                    Ok(mut s) if s.status == "running" => {
-                        s.status = "interrupted".into();
+                Ok(text) => match SuiteResult::from_json(&text, &json.display().to_string()) {
+                    Ok(mut s) if s.status == RunStatus::Running => {
+                        s.status = RunStatus::Interrupted;
                         match write_bundle(&r.dir, &s) {
                             Ok(()) => marked.push(r.id),
                             Err(e) => eprintln!(
@@ -208,8 +175,6 @@ mod tests {
 
     #[test]
     fn ids_are_time_ordered_and_unique() {
-        assert_eq!(compact_timestamp("2026-11-29T20:20:05Z"), "20261129-202005");
-        assert_eq!(safe_name("pi 4/a"), "pi_4_a");
         let d = tempfile::tempdir().unwrap();
         let s = RunStore::open(&d.path().join("runs")).unwrap();
         let a = s.create_run("pi").unwrap();

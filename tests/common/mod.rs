@@ -1,113 +1,113 @@
-//! Shared integration-test helpers: a private MariaDB/MySQL server in a temporary datadir,
-//! started through spindle's own provisioning code and always stopped again.
+//! Shared integration-test helpers, one copy each: the private test server, the loop device with
+//! its careful teardown, root/tool requirements that say what to install, running commands and
+//! the spindle binary, checksums and fixture trees.
 #![allow(dead_code)]
 
-use spindle::provision::mysqld::{self, ClientInfo, MysqldSettings, ServerSpec};
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
-use std::time::Duration;
-use tempfile::TempDir;
+mod loopdev;
+mod server;
 
-const MIB: u64 = 1024 * 1024;
+#[allow(unused_imports)]
+pub use loopdev::LoopDevice;
+#[allow(unused_imports)]
+pub use server::*;
 
-/// A running private server; stopped (synchronously) on drop, even when a test panics.
-pub struct TestServer {
-    /// Holds the datadir (`dir/mysql`) and its run directory (`dir/mysql.spindle`).
-    pub dir: TempDir,
-    /// The spec it was initialised and started with.
-    pub spec: ServerSpec,
-    /// The benchmark login (`sbtest`).
-    pub client: ClientInfo,
+use spindle::sys::SysRoot;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Whether the tests run as root.
+pub fn is_root() -> bool {
+    spindle::sys::is_root()
 }
 
-/// A temporary directory the server user (`mysql`, when tests run as root) can enter.
-pub fn test_dir() -> TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("spindle-t")
-        .tempdir()
-        .expect("could not create a temporary directory");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
-        .expect("could not chmod the temporary directory");
-    dir
+/// Fails the test unless it runs as root and every `(program, package)` is installed; the
+/// message says what `what` needs and what to install.
+pub fn require_root(what: &str, tools: &[(&str, &str)]) {
+    assert!(
+        is_root(),
+        "{what} needs root (loop devices, partitioning, mounts): run the tests as root, e.g. `sudo -E cargo test`"
+    );
+    require_tools(what, tools);
 }
 
-/// A small, fast config: 32 MiB buffer pool, 8 MiB redo log; everything else as spindle's
-/// defaults (binlog on, O_DIRECT, unix socket only).
-pub fn small_spec(datadir: &Path) -> ServerSpec {
-    ServerSpec {
-        datadir: datadir.to_path_buf(),
-        settings: MysqldSettings {
-            buffer_pool_size: Some(32 * MIB),
-            log_file_size: 8 * MIB,
-            log_buffer_size: 4 * MIB,
-            ..Default::default()
-        },
-        start_timeout: Duration::from_secs(60),
-        ..Default::default()
-    }
-}
-
-/// Fails the test (with what to install) when no MySQL-family server is available.
-pub fn require_server(spec: &ServerSpec) {
-    if let Err(e) = mysqld::detect(spec) {
-        panic!(
-            "this test needs a MySQL-family server: install `mariadb-server` \
-             (`apt install mariadb-server` on Debian) so that mariadbd and mariadb-install-db \
-             are in PATH or /usr/sbin: {e:#}"
+/// Fails the test unless every `(program, package)` is installed, naming the package.
+pub fn require_tools(what: &str, tools: &[(&str, &str)]) {
+    for (tool, package) in tools {
+        assert!(
+            spindle::sys::runner::which(tool).is_some(),
+            "{what} needs '{tool}': apt-get install {package}"
         );
     }
 }
 
-/// A TCP port that was free a moment ago.
-pub fn free_tcp_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("could not find a free TCP port")
+/// Runs `program args…`; fails the test with its stderr unless it succeeds. Returns stdout,
+/// trimmed.
+pub fn sh(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {program} (is it installed?): {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-impl TestServer {
-    /// Initialises and starts a server with [`small_spec`] in a fresh temporary datadir.
-    pub async fn start() -> TestServer {
-        Self::start_with(|_| {}).await
-    }
-
-    /// Like [`start`](Self::start), letting the caller adjust the spec first.
-    pub async fn start_with(adjust: impl FnOnce(&mut ServerSpec)) -> TestServer {
-        let dir = test_dir();
-        let mut spec = small_spec(&dir.path().join("mysql"));
-        adjust(&mut spec);
-        require_server(&spec);
-        mysqld::init(&spec).unwrap_or_else(|e| panic!("spindle mysqld init failed: {e:#}"));
-        // `start` stops the server itself when it fails, so nothing is left behind here.
-        let client = mysqld::start(&spec)
-            .await
-            .unwrap_or_else(|e| panic!("spindle mysqld start failed: {e:#}"));
-        TestServer { dir, spec, client }
-    }
-
-    pub fn datadir(&self) -> &Path {
-        &self.spec.datadir
-    }
-
-    /// mysql_async options for the benchmark login over the unix socket.
-    pub fn opts(&self) -> mysql_async::Opts {
-        mysql_async::OptsBuilder::default()
-            .socket(Some(self.client.socket.to_string_lossy()))
-            .user(Some(self.client.user.clone()))
-            .pass(Some(self.client.password.clone()))
-            .db_name(Some(self.client.database.clone()))
-            .into()
-    }
+/// The SHA-256 of a file, as hex.
+pub fn sha256(path: &Path) -> String {
+    sh("sha256sum", &[path.to_str().expect("UTF-8 path")])
+        .split_whitespace()
+        .next()
+        .expect("sha256sum prints a digest")
+        .to_string()
 }
 
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if let Err(e) = mysqld::stop_blocking(&self.spec.datadir, Duration::from_secs(30)) {
-            eprintln!(
-                "could not stop the test server in {}: {e:#}",
-                self.spec.datadir.display()
-            );
-        }
-    }
+/// `tests/fixtures/<name>`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A fixture tree (sys/, proc/, dev/, run/) as a [`SysRoot`].
+pub fn fixture_root(name: &str) -> SysRoot {
+    let p = fixture(name);
+    assert!(
+        p.join("sys").is_dir(),
+        "fixture tree {} is missing (regenerate with tests/fixtures/build.py)",
+        p.display()
+    );
+    SysRoot::new(p)
+}
+
+/// Runs the spindle binary with `args`.
+pub fn spindle(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .args(args)
+        .output()
+        .expect("run the spindle binary")
+}
+
+/// The command succeeded; otherwise fail showing everything it printed. Returns its stdout.
+pub fn assert_ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The command failed; otherwise fail showing what it printed. Returns its stderr.
+pub fn assert_fails(o: &Output) -> String {
+    assert!(
+        !o.status.success(),
+        "expected a failure, got success:\n{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -301,15 +301,10 @@ fn lookup_user(name: &str) -> Option<OsUser> {
     })
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// Who the server should run as: as root, `mysql` if it exists, else `root`. As a normal
 /// user: `None` (the server runs as the calling user and gets no `--user`).
 fn choose_run_as() -> Option<OsUser> {
-    if !is_root() {
+    if !crate::sys::is_root() {
         return None;
     }
     Some(lookup_user("mysql").unwrap_or(OsUser {
@@ -846,7 +841,7 @@ pub async fn start(spec: &ServerSpec) -> anyhow::Result<ClientInfo> {
             mysqld.display()
         );
     }
-    let run_as = if is_root() {
+    let run_as = if crate::sys::is_root() {
         record
             .run_as
             .as_deref()

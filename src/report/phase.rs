@@ -1,0 +1,146 @@
+//! The steps of a suite run on one target ([`Phase`]), as recorded with each phase's result.
+//! The run layer plans them from a profile; renderers group results by them.
+
+use crate::fileio::TestMode;
+use crate::oltp::Workload;
+use serde::{Deserialize, Serialize};
+
+/// Before or after a target's phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum When {
+    Before,
+    After,
+}
+
+/// One step of the suite on one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Phase {
+    /// Record kernel, CPU, RAM, temperature, throttling before/after the target's phases.
+    SystemState {
+        when: When,
+    },
+    FileioPrepare {
+        set: usize,
+    },
+    FileioRun {
+        set: usize,
+        mode: TestMode,
+        threads: u32,
+    },
+    FileioCleanup {
+        set: usize,
+    },
+    /// Initialise a datadir on the target and start a private server.
+    MysqldStart,
+    OltpPrepare {
+        workload: Workload,
+    },
+    OltpRun {
+        workload: Workload,
+        threads: u32,
+    },
+    OltpCleanup {
+        workload: Workload,
+    },
+    MysqldStop,
+}
+
+/// What a phase belongs to, for progress LEDs and report grouping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// Bookkeeping: system state snapshots.
+    System,
+    Fileio,
+    /// The database server and the OLTP workloads on it.
+    Oltp,
+    Tpcc,
+}
+
+impl Phase {
+    /// Short name, also the per-test file name stem (`fileio-rndrw-t8`, `oltp-read_write-t4`).
+    pub fn name(&self) -> String {
+        match self {
+            Phase::SystemState { when: When::Before } => "system-state-before".into(),
+            Phase::SystemState { when: When::After } => "system-state-after".into(),
+            Phase::FileioPrepare { set } => format!("fileio{}-prepare", set_suffix(*set)),
+            Phase::FileioRun { set, mode, threads } => {
+                format!("fileio{}-{}-t{threads}", set_suffix(*set), mode.name())
+            }
+            Phase::FileioCleanup { set } => format!("fileio{}-cleanup", set_suffix(*set)),
+            Phase::MysqldStart => "mysqld-start".into(),
+            Phase::OltpPrepare { workload } => format!("oltp-{}-prepare", workload.name()),
+            Phase::OltpRun { workload, threads } => format!("oltp-{}-t{threads}", workload.name()),
+            Phase::OltpCleanup { workload } => format!("oltp-{}-cleanup", workload.name()),
+            Phase::MysqldStop => "mysqld-stop".into(),
+        }
+    }
+
+    /// Phases that clean up: they still run after a failure or an abort.
+    pub fn is_cleanup(&self) -> bool {
+        matches!(
+            self,
+            Phase::FileioCleanup { .. }
+                | Phase::OltpCleanup { .. }
+                | Phase::MysqldStop
+                | Phase::SystemState { when: When::After }
+        )
+    }
+
+    /// Whether this phase produces a benchmark result.
+    pub fn is_measurement(&self) -> bool {
+        matches!(self, Phase::FileioRun { .. } | Phase::OltpRun { .. })
+    }
+
+    pub fn family(&self) -> Family {
+        match self {
+            Phase::SystemState { .. } => Family::System,
+            Phase::FileioPrepare { .. } | Phase::FileioRun { .. } | Phase::FileioCleanup { .. } => {
+                Family::Fileio
+            }
+            Phase::MysqldStart
+            | Phase::OltpPrepare { .. }
+            | Phase::OltpRun { .. }
+            | Phase::OltpCleanup { .. }
+            | Phase::MysqldStop => Family::Oltp,
+        }
+    }
+}
+
+fn set_suffix(set: usize) -> String {
+    if set == 0 {
+        String::new()
+    } else {
+        format!("{}", set + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_families() {
+        let p = Phase::FileioRun {
+            set: 1,
+            mode: TestMode::Rndrw,
+            threads: 50,
+        };
+        assert_eq!(p.name(), "fileio2-rndrw-t50");
+        assert_eq!(p.family(), Family::Fileio);
+        assert!(p.is_measurement() && !p.is_cleanup());
+        assert_eq!(Phase::MysqldStop.family(), Family::Oltp);
+        assert!(Phase::SystemState { when: When::After }.is_cleanup());
+        let j = serde_json::to_string(&Phase::OltpRun {
+            workload: Workload::ReadWrite,
+            threads: 4,
+        })
+        .unwrap();
+        assert_eq!(
+            j,
+            r#"{"kind":"oltp_run","workload":"read_write","threads":4}"#
+        );
+    }
+}

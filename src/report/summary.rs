@@ -1,0 +1,267 @@
+//! `summary.txt`: the targets side by side per test with the ratio to the best one — the way
+//! the reference articles compare an SSD with an HDD — then skipped disks, failures and notes.
+
+use super::suite::{PhaseResult, PhaseStatus, SuiteResult, TargetResult};
+use super::{BenchResult, Counters};
+use std::fmt::Write as _;
+
+/// Key figures of one result, for tables and CSV.
+pub(crate) struct Figures {
+    pub primary: f64,
+    pub primary_label: &'static str,
+    pub secondary: f64,
+    pub secondary_label: &'static str,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+}
+
+pub(crate) fn figures(r: &BenchResult) -> Figures {
+    let (p95, p99) = (r.latency.p95_us / 1e3, r.latency.p99_us / 1e3);
+    match &r.counters {
+        Counters::Fileio(c) => Figures {
+            primary: c.reads_per_s + c.writes_per_s,
+            primary_label: "req/s",
+            secondary: c.read_mib_per_s + c.written_mib_per_s,
+            secondary_label: "MiB/s",
+            p95_ms: p95,
+            p99_ms: p99,
+        },
+        Counters::Oltp(c) => Figures {
+            primary: c.tps,
+            primary_label: "tps",
+            secondary: c.qps,
+            secondary_label: "qps",
+            p95_ms: p95,
+            p99_ms: p99,
+        },
+        Counters::Tpcc(c) => Figures {
+            primary: c.tpmc,
+            primary_label: "TpmC",
+            secondary: 0.0,
+            secondary_label: "",
+            p95_ms: p95,
+            p99_ms: p99,
+        },
+    }
+}
+
+/// `summary.txt`.
+pub fn render_summary(s: &SuiteResult) -> String {
+    let mut out = String::new();
+    header(&mut out, s);
+    targets(&mut out, s);
+    if !s.skipped.is_empty() {
+        let _ = writeln!(out, "\nSkipped disks:");
+        for k in &s.skipped {
+            let _ = writeln!(out, "  {:<10} {}  {}", k.device, k.id, k.reason);
+        }
+    }
+    for test in test_names(s) {
+        test_table(&mut out, s, &test);
+    }
+    failures(&mut out, s);
+    notes(&mut out, s);
+    out
+}
+
+fn header(w: &mut String, s: &SuiteResult) {
+    let _ = writeln!(
+        w,
+        "spindle {} suite, profile '{}'",
+        s.tool.version, s.profile.name
+    );
+    let _ = writeln!(
+        w,
+        "host: {} ({}, {} CPUs, {} MiB RAM{})",
+        s.host.hostname,
+        s.host.cpu_model,
+        s.host.cpus,
+        s.host.ram_bytes >> 20,
+        s.host
+            .board_model
+            .as_deref()
+            .map(|m| format!(", {m}"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        w,
+        "run: {}  started {}  finished {}  status: {}",
+        s.run_id,
+        s.started_at,
+        s.finished_at.as_deref().unwrap_or("-"),
+        s.status
+    );
+}
+
+fn targets(w: &mut String, s: &SuiteResult) {
+    let _ = writeln!(w, "\nTargets:");
+    for t in &s.targets {
+        let _ = writeln!(w, "  {:<10} {}  {}", t.name, t.path, t.description);
+        let temps: Vec<f64> = t.samples.iter().filter_map(|x| x.temp_c).collect();
+        if let Some(max) = temps.iter().cloned().reduce(f64::max) {
+            let _ = writeln!(w, "  {:<10} SoC temperature max {max:.1} °C", "");
+        }
+        let bits = t
+            .samples
+            .iter()
+            .filter_map(|x| x.throttled)
+            .fold(0, |a, b| a | b);
+        if bits != 0 {
+            let _ = writeln!(
+                w,
+                "  {:<10} THROTTLING: {}",
+                "",
+                crate::sys::state::throttled_flags(bits).join(", ")
+            );
+        }
+    }
+}
+
+/// Tests with results, in plan order.
+fn test_names(s: &SuiteResult) -> Vec<String> {
+    let mut tests: Vec<String> = Vec::new();
+    for t in &s.targets {
+        for p in &t.phases {
+            if p.result.is_some() && !tests.contains(&p.name) {
+                tests.push(p.name.clone());
+            }
+        }
+    }
+    tests
+}
+
+/// One test: a row per target with its figures and the ratio to the best target.
+fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
+    let rows: Vec<(&TargetResult, &PhaseResult)> = s
+        .targets
+        .iter()
+        .filter_map(|t| t.phases.iter().find(|p| p.name == test).map(|p| (t, p)))
+        .collect();
+    let best = rows
+        .iter()
+        .filter(|(_, p)| p.status == PhaseStatus::Ok)
+        .filter_map(|(_, p)| p.result.as_ref().map(|r| figures(r).primary))
+        .fold(0.0, f64::max);
+    let Some(first) = rows.iter().find_map(|(_, p)| p.result.as_ref()) else {
+        return;
+    };
+    let f0 = figures(first);
+    let _ = writeln!(w, "\n{test}  ({} threads)", first.threads);
+    let _ = writeln!(
+        w,
+        "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}",
+        "target", f0.primary_label, f0.secondary_label, "p95 ms", "p99 ms", "vs best"
+    );
+    for (t, p) in rows {
+        match &p.result {
+            Some(r) => {
+                let f = figures(r);
+                let ratio = if best > 0.0 { f.primary / best } else { 0.0 };
+                let flag = if p.status == PhaseStatus::Ok {
+                    String::new()
+                } else {
+                    format!("  ({}: partial)", p.status)
+                };
+                let _ = writeln!(
+                    w,
+                    "  {:<10} {:>12.2} {:>10.2} {:>9.2} {:>9.2} {:>8.2}{flag}",
+                    t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    w,
+                    "  {:<10} {}: {}",
+                    t.name,
+                    p.status,
+                    p.error.as_deref().unwrap_or("")
+                );
+            }
+        }
+    }
+}
+
+fn failures(w: &mut String, s: &SuiteResult) {
+    let mut any = false;
+    for (t, p) in s.failures() {
+        if !any {
+            let _ = writeln!(w, "\nFailures:");
+            any = true;
+        }
+        let _ = writeln!(
+            w,
+            "  {} {}: {}",
+            t.name,
+            p.name,
+            p.error.as_deref().unwrap_or("(no message)")
+        );
+    }
+}
+
+/// One line per target and distinct note, naming the phases it applies to.
+fn notes(w: &mut String, s: &SuiteResult) {
+    let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
+    for t in &s.targets {
+        for p in &t.phases {
+            for n in &p.notes {
+                let key = format!("{} {n}", t.name);
+                match notes.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, phases)) => phases.push(&p.name),
+                    None => notes.push((key, vec![&p.name])),
+                }
+            }
+        }
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(w, "\nNotes:");
+        for (note, phases) in notes {
+            let _ = writeln!(w, "  {note} ({})", phases.join(", "));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::suite::tests_support::two_disk_suite as suite;
+
+    #[test]
+    fn summary_compares_targets_with_ratio_to_best() {
+        let text = render_summary(&suite());
+        assert!(text.contains("fileio-rndrw-t1"), "{text}");
+        let ssd = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("ssd ") && l.contains("1000.00"))
+            .unwrap();
+        let hdd = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("hdd ") && l.contains("100.00"))
+            .unwrap();
+        assert!(
+            ssd.contains("1000.00") && ssd.trim_end().ends_with("1.00"),
+            "{ssd}"
+        );
+        assert!(hdd.trim_end().ends_with("0.10"), "{hdd}");
+        assert!(text.contains("Skipped disks:") && text.contains("holds data"));
+    }
+
+    #[test]
+    fn repeated_notes_are_listed_once_with_their_phases() {
+        let mut s = suite();
+        let mut second = s.targets[0].phases[0].clone();
+        second.name = "fileio-rndrd-t1".into();
+        s.targets[0].phases.push(second);
+        for p in &mut s.targets[0].phases {
+            p.notes = vec!["page cache dropped before the run".into()];
+        }
+        let text = render_summary(&s);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("page cache dropped"))
+            .collect();
+        assert_eq!(
+            lines,
+            vec!["  ssd page cache dropped before the run (fileio-rndrw-t1, fileio-rndrd-t1)"]
+        );
+    }
+}

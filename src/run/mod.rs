@@ -1,0 +1,24 @@
+//! The run pipeline, one for `spindle suite` and the appliance daemon:
+//!
+//! ```text
+//! RunRequest ─ targets::plan_disks (pure: which disks, what to do to each)
+//!            ─ targets::prepare_disks (erase or mount, through sys::System; guards release)
+//!            ─ suite::run_suite: plan::phases per target → phases::run_phase → engines
+//!                                (bundle rewritten after every phase)
+//!            ─ release ─► SuiteResult (typed: report::suite)
+//! ```
+//!
+//! Engines are driven through their contract (`engine::Controller`, `engine::Observer`); the
+//! profile arrives resolved (`config::profile::SuiteProfile`); nothing here prints: progress
+//! goes to a [`SuiteObserver`].
+
+pub mod assemble;
+mod phases;
+pub mod plan;
+mod sampler;
+pub mod suite;
+pub mod targets;
+
+pub use assemble::{execute, RunError, RunRequest};
+pub use suite::{QuietObserver, ServerOverrides, SuiteObserver};
+pub use targets::TargetSource;

@@ -1,0 +1,82 @@
+//! The run plan: which phases run on each target, in order. Pure: built from a resolved profile,
+//! so it is unit-tested and shown to the user (`spindle suite --dry-run`) before anything runs.
+
+use crate::config::profile::SuiteProfile;
+use crate::report::phase::{Phase, When};
+
+/// The phases for one target, in order.
+pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
+    let mut v = vec![Phase::SystemState { when: When::Before }];
+    for (set, f) in profile.fileio.iter().enumerate() {
+        v.push(Phase::FileioPrepare { set });
+        for &mode in &f.modes {
+            for &threads in &f.threads {
+                v.push(Phase::FileioRun { set, mode, threads });
+            }
+        }
+        v.push(Phase::FileioCleanup { set });
+    }
+    if let Some(o) = &profile.oltp {
+        v.push(Phase::MysqldStart);
+        for &workload in &o.workloads {
+            v.push(Phase::OltpPrepare { workload });
+            for &threads in &o.threads {
+                v.push(Phase::OltpRun { workload, threads });
+            }
+            v.push(Phase::OltpCleanup { workload });
+        }
+        v.push(Phase::MysqldStop);
+    }
+    v.push(Phase::SystemState { when: When::After });
+    v
+}
+
+/// Expected duration of a phase in seconds (for the progress line), from the profile's run
+/// times; preparations and server starts are rough guesses.
+pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
+    match phase {
+        Phase::FileioRun { set, .. } => p
+            .fileio
+            .get(*set)
+            .and_then(|f| f.base.time_limit)
+            .map(|t| t.as_secs().max(1))
+            .unwrap_or(1),
+        Phase::FileioPrepare { .. } | Phase::OltpPrepare { .. } => 10,
+        Phase::OltpRun { .. } => p.oltp.as_ref().map(|o| o.base.time_s).unwrap_or(1),
+        Phase::MysqldStart => 10,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_plan_order() {
+        let p = SuiteProfile::load("quick").unwrap();
+        let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+        assert_eq!(names.first().unwrap(), "system-state-before");
+        assert_eq!(names[1], "fileio-prepare");
+        assert_eq!(names[2], "fileio-seqwr-t4");
+        let mysqld = names.iter().position(|n| n == "mysqld-start").unwrap();
+        assert!(names[..mysqld].contains(&"fileio-cleanup".to_string()));
+        assert_eq!(names[mysqld + 1], "oltp-read_write-prepare");
+        assert_eq!(names[mysqld + 2], "oltp-read_write-t4");
+        assert_eq!(names[mysqld + 3], "oltp-read_write-cleanup");
+        assert_eq!(names[names.len() - 2], "mysqld-stop");
+        assert_eq!(names.last().unwrap(), "system-state-after");
+        let total: u64 = phases(&p).iter().map(|ph| estimate_s(ph, &p)).sum();
+        assert!(total > 60, "{total}");
+    }
+
+    #[test]
+    fn reference_plan_has_two_fileio_sets_and_legacy_oltp() {
+        let p = SuiteProfile::load("reference").unwrap();
+        let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+        assert!(names.contains(&"fileio-rndrw-t1".to_string()));
+        assert!(names.contains(&"fileio2-rndrw-t50".to_string()));
+        assert!(names.contains(&"fileio2-seqrd-t50".to_string()));
+        assert!(names.contains(&"oltp-legacy-t10".to_string()));
+    }
+}

@@ -1,0 +1,396 @@
+//! The suite executor: runs the plan on every target, records every phase, and rewrites the
+//! results bundle after each one so a crash loses at most the phase in progress.
+//!
+//! A failure in one phase is recorded (error text, partial numbers) and the suite goes on;
+//! phases that depend on it are skipped with the reason. When the controller is asked to stop
+//! (Ctrl-C, SIGTERM, the abort button) the measurement in progress ends early, remaining
+//! measurements are marked aborted, and the clean-up phases still run: servers stopped, files
+//! removed, partial results kept.
+
+use super::phases::{self, Chatter, Outcome, TargetRun};
+use super::plan::{estimate_s, phases as plan_phases};
+use super::sampler::Sampler;
+use super::targets::TargetSpec;
+use crate::config::profile::SuiteProfile;
+use crate::engine::Controller;
+use crate::provision::mysqld::Flavor;
+use crate::report::phase::Phase;
+use crate::report::suite::{
+    write_bundle, PhaseResult, PhaseStatus, RunStatus, Skipped, SuiteResult, TargetResult,
+    SUITE_SCHEMA_VERSION,
+};
+use crate::report::{BenchResult, ToolInfo};
+use crate::sys::SysRoot;
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Marker file in a work directory spindle created (so it only ever removes its own).
+const WORK_MARKER: &str = ".spindle-work";
+
+/// Receives progress (the CLI prints it; the appliance drives LEDs from it). Called from the
+/// suite's thread.
+pub trait SuiteObserver: Sync {
+    fn phase_started(
+        &self,
+        _target: &str,
+        _phase: &Phase,
+        _index: usize,
+        _total: usize,
+        _eta_s: u64,
+    ) {
+    }
+    fn phase_finished(&self, _target: &str, _phase: &Phase, _status: PhaseStatus) {}
+    fn message(&self, _line: &str) {}
+}
+
+/// An observer that ignores everything.
+pub struct QuietObserver;
+impl SuiteObserver for QuietObserver {}
+
+/// Which server program to use, when not the one found in PATH.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerOverrides {
+    pub mysqld: Option<PathBuf>,
+    pub flavor: Option<Flavor>,
+}
+
+/// Everything a suite run needs.
+#[derive(Clone, Debug)]
+pub struct SuiteOptions {
+    pub profile: SuiteProfile,
+    pub targets: Vec<TargetSpec>,
+    /// Disks found but not benchmarked (reported in the bundle).
+    pub skipped: Vec<Skipped>,
+    /// The bundle directory (created if missing).
+    pub out_dir: PathBuf,
+    /// Run identifier (the bundle directory name by default).
+    pub run_id: String,
+    /// Where system state (temperature, throttling) is read.
+    pub root: SysRoot,
+    pub server: ServerOverrides,
+    /// Seconds between temperature/throttling samples.
+    pub sample_interval: Duration,
+}
+
+/// Runs the whole suite. Errors only for problems before anything ran (bad output directory)
+/// or when the bundle cannot be written; everything else is recorded in the returned result.
+pub fn run_suite(
+    opts: &SuiteOptions,
+    observer: &dyn SuiteObserver,
+    controller: &Controller,
+) -> anyhow::Result<SuiteResult> {
+    std::fs::create_dir_all(&opts.out_dir).with_context(|| {
+        format!(
+            "could not create the results directory '{}'",
+            opts.out_dir.display()
+        )
+    })?;
+    let plan = plan_phases(&opts.profile);
+    let mut result = SuiteResult {
+        schema_version: SUITE_SCHEMA_VERSION,
+        tool: ToolInfo::spindle("1.0"),
+        host: crate::sys::HostInfo::collect(),
+        run_id: opts.run_id.clone(),
+        started_at: crate::sys::clock::now_rfc3339(),
+        finished_at: None,
+        status: RunStatus::Running,
+        profile: opts.profile.record.clone(),
+        targets: vec![],
+        skipped: opts.skipped.clone(),
+    };
+    write_bundle(&opts.out_dir, &result)?;
+    let mut progress = Progress::new(&plan, opts);
+    for spec in &opts.targets {
+        result.targets.push(new_target(spec));
+        run_target(
+            opts,
+            &plan,
+            &mut result,
+            &mut progress,
+            observer,
+            controller,
+        )?;
+    }
+    result.finished_at = Some(crate::sys::clock::now_rfc3339());
+    result.status = if controller.stop_requested() {
+        RunStatus::Aborted
+    } else {
+        RunStatus::Complete
+    };
+    write_bundle(&opts.out_dir, &result)?;
+    Ok(result)
+}
+
+/// Counts phases for the progress line.
+struct Progress {
+    done: usize,
+    total: usize,
+    est: Vec<u64>,
+    est_left: u64,
+}
+
+impl Progress {
+    fn new(plan: &[Phase], opts: &SuiteOptions) -> Self {
+        let est: Vec<u64> = plan.iter().map(|p| estimate_s(p, &opts.profile)).collect();
+        let est_left = est.iter().sum::<u64>() * opts.targets.len() as u64;
+        Progress {
+            done: 0,
+            total: plan.len() * opts.targets.len(),
+            est,
+            est_left,
+        }
+    }
+}
+
+fn new_target(spec: &TargetSpec) -> TargetResult {
+    TargetResult {
+        name: spec.name.clone(),
+        path: spec.dir.display().to_string(),
+        kind: spec.kind,
+        description: spec.description.clone(),
+        disk: spec.disk.clone(),
+        preparation: spec.preparation.clone(),
+        server: None,
+        state_before: None,
+        state_after: None,
+        samples: vec![],
+        phases: vec![],
+    }
+}
+
+/// Runs every phase on the last target of `result`.
+fn run_target(
+    opts: &SuiteOptions,
+    plan: &[Phase],
+    result: &mut SuiteResult,
+    progress: &mut Progress,
+    observer: &dyn SuiteObserver,
+    controller: &Controller,
+) -> anyhow::Result<()> {
+    let ti = result.targets.len() - 1;
+    let name = result.targets[ti].name.clone();
+    let sampler = Sampler::start(opts.root.clone(), opts.sample_interval);
+    let t0 = Instant::now();
+    let work = match open_work_dir(Path::new(&result.targets[ti].path)) {
+        Ok(w) => w,
+        Err(e) => {
+            observer.message(&format!("{name}: {e:#}"));
+            result.targets[ti].phases.push(PhaseResult {
+                name: "setup".into(),
+                phase: None,
+                status: PhaseStatus::Failed,
+                started_s: 0.0,
+                seconds: 0.0,
+                error: Some(format!("{e:#}")),
+                notes: vec![],
+                result: None,
+            });
+            result.targets[ti].samples = sampler.finish();
+            progress.done += plan.len();
+            return write_bundle(&opts.out_dir, result);
+        }
+    };
+    let mut run = TargetRun::new(work, opts.profile.fileio.len());
+    for (pi, phase) in plan.iter().enumerate() {
+        observer.phase_started(
+            &name,
+            phase,
+            progress.done + 1,
+            progress.total,
+            progress.est_left,
+        );
+        let started_s = t0.elapsed().as_secs_f64();
+        let chatter = Chatter::default();
+        let mut pr = execute_phase(opts, &mut run, phase, result, &chatter, controller);
+        pr.started_s = started_s;
+        write_phase_text(opts, &name, &pr, &chatter, observer);
+        if pr.status == PhaseStatus::Failed {
+            observer.message(&format!(
+                "{name} {} failed: {}",
+                pr.name,
+                pr.error.as_deref().unwrap_or("")
+            ));
+        }
+        observer.phase_finished(&name, phase, pr.status);
+        result.targets[ti].phases.push(pr);
+        result.targets[ti].samples = sampler.snapshot();
+        write_bundle(&opts.out_dir, result)?;
+        progress.done += 1;
+        progress.est_left = progress.est_left.saturating_sub(progress.est[pi]);
+    }
+    result.targets[ti].samples = sampler.finish();
+    // The work directory is ours (marker checked); remove what is left of it.
+    if let Err(e) = std::fs::remove_dir_all(&run.work) {
+        observer.message(&format!("could not remove '{}': {e}", run.work.display()));
+    }
+    write_bundle(&opts.out_dir, result)
+}
+
+/// Runs one phase (or records why it did not run) and classifies how it ended.
+fn execute_phase(
+    opts: &SuiteOptions,
+    run: &mut TargetRun,
+    phase: &Phase,
+    result: &mut SuiteResult,
+    chatter: &Chatter,
+    controller: &Controller,
+) -> PhaseResult {
+    let t0 = Instant::now();
+    let mut pr = PhaseResult {
+        name: phase.name(),
+        phase: Some(*phase),
+        status: PhaseStatus::Ok,
+        started_s: 0.0,
+        seconds: 0.0,
+        error: None,
+        notes: vec![],
+        result: None,
+    };
+    if controller.stop_requested() && !phase.is_cleanup() {
+        pr.status = PhaseStatus::Aborted;
+        pr.error = Some("the run was stopped".into());
+        return pr;
+    }
+    let target = result.targets.last_mut().expect("a target is running");
+    let ctx = phases::Ctx {
+        opts,
+        controller,
+        chatter,
+    };
+    let outcome = phases::run_phase(&ctx, run, phase, &mut pr.notes, target);
+    pr.seconds = t0.elapsed().as_secs_f64();
+    match outcome {
+        Ok(Outcome::Done(r)) => {
+            pr.error = r.as_ref().and_then(|b| b.error.clone());
+            pr.status = if pr.error.is_some() {
+                PhaseStatus::Failed
+            } else if controller.stop_requested() && phase.is_measurement() {
+                PhaseStatus::Aborted
+            } else {
+                PhaseStatus::Ok
+            };
+            pr.result = r.map(|b| *b);
+        }
+        Ok(Outcome::Skipped(why)) => {
+            pr.status = PhaseStatus::Skipped;
+            pr.error = Some(why);
+        }
+        Err(e) => {
+            pr.status = PhaseStatus::Failed;
+            pr.error = Some(format!("{e:#}"));
+        }
+    }
+    pr
+}
+
+/// `<bundle>/<target>/<phase>.txt`: what the engine said, then the sysbench-style report of a
+/// measurement. Nothing is written for a phase that said nothing.
+fn write_phase_text(
+    opts: &SuiteOptions,
+    target: &str,
+    pr: &PhaseResult,
+    chatter: &Chatter,
+    observer: &dyn SuiteObserver,
+) {
+    let mut text = chatter.text();
+    if let Some(r) = &pr.result {
+        text.push_str(&render_test_text(r));
+    }
+    if text.is_empty() {
+        return;
+    }
+    let dir = opts.out_dir.join(target);
+    let written = std::fs::create_dir_all(&dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| {
+            crate::sys::fs::write_atomic(&dir.join(format!("{}.txt", pr.name)), text.as_bytes())
+        });
+    if let Err(e) = written {
+        observer.message(&format!("could not write the report of {}: {e:#}", pr.name));
+    }
+}
+
+/// The sysbench-style text of one test.
+fn render_test_text(r: &BenchResult) -> String {
+    use crate::report::{oltp_text, sysbench_text, TestOptions};
+    match &r.options {
+        TestOptions::Fileio(cfg) => match cfg.test_mode {
+            Some(mode) => format!(
+                "{}{}",
+                sysbench_text::fileio_header(cfg, mode),
+                sysbench_text::fileio_report(r, cfg)
+            ),
+            None => r.to_json_pretty(),
+        },
+        TestOptions::Oltp(cfg) => {
+            let mut s = oltp_text::run_header(r.threads, cfg.report_interval_s, cfg.rand.seed);
+            for i in &r.intervals {
+                s.push_str(&oltp_text::interval_line(
+                    i,
+                    r.latency.sysbench_percentile as u32,
+                ));
+                s.push('\n');
+            }
+            s.push_str(&oltp_text::final_report(r));
+            s
+        }
+    }
+}
+
+/// Creates `<dir>/spindle-work` (or reuses one spindle left behind), refusing anything else.
+fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
+    if !dir.is_dir() {
+        bail!(
+            "target directory '{}' does not exist or is not a directory: create it first",
+            dir.display()
+        );
+    }
+    let work = dir.join("spindle-work");
+    if work.exists() {
+        if !work.join(WORK_MARKER).exists() {
+            bail!(
+                "'{}' exists and was not made by spindle: remove or rename it, or choose another target directory",
+                work.display()
+            );
+        }
+        // Left over from an interrupted run: start clean.
+        std::fs::remove_dir_all(&work)
+            .with_context(|| format!("could not clear '{}'", work.display()))?;
+    }
+    std::fs::create_dir(&work).with_context(|| {
+        format!(
+            "could not create '{}' (is the target directory writable?)",
+            work.display()
+        )
+    })?;
+    std::fs::write(
+        work.join(WORK_MARKER),
+        "spindle suite work directory; removed after the run\n",
+    )?;
+    // The server may run as the `mysql` user: let it reach its datadir below.
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o755));
+    Ok(work)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_dir_is_ours_or_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let w = open_work_dir(d.path()).unwrap();
+        std::fs::write(w.join("left-over"), "x").unwrap();
+        // a work directory spindle left behind is cleared
+        let w = open_work_dir(d.path()).unwrap();
+        assert!(!w.join("left-over").exists() && w.join(WORK_MARKER).exists());
+        // someone else's spindle-work is never touched
+        std::fs::remove_file(w.join(WORK_MARKER)).unwrap();
+        std::fs::write(w.join("theirs"), "x").unwrap();
+        let e = open_work_dir(d.path()).unwrap_err();
+        assert!(e.to_string().contains("not made by spindle"), "{e}");
+        assert!(w.join("theirs").exists());
+    }
+}
