@@ -314,7 +314,7 @@ fn functions(lines: &[&str]) -> Vec<(String, usize, usize)> {
                         let a = look.next();
                         let b = look.next();
                         if a == Some('\\') || b == Some('\'') {
-                            while let Some(x) = chars.next() {
+                            for x in chars.by_ref() {
                                 if x == '\'' {
                                     break;
                                 }
