@@ -66,8 +66,17 @@ impl Controller {
     /// a second one aborts (see [`crate::sys::signals`]).
     pub fn on_signals() -> Self {
         let c = Controller::new();
-        crate::sys::signals::install(c.clone());
+        crate::sys::signals::install(Box::new(c.clone()));
         c
+    }
+}
+
+impl crate::sys::signals::SignalTarget for Controller {
+    fn stop(&self) {
+        self.ask_to_stop();
+    }
+    fn abort(&self) {
+        Controller::abort(self);
     }
 }
 

@@ -87,6 +87,17 @@ pub fn my_cnf_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// `text` cut to at most `max` characters, with `…` where it was cut (for echoing untrusted
+/// input in messages).
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
 /// Bytes as MiB (a float, for rates and ratios).
 pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / MIB as f64
@@ -134,5 +145,7 @@ mod tests {
         assert_eq!(my_cnf_size(1536 << 20), "1536M");
         assert_eq!(my_cnf_size(2 << 30), "2G");
         assert_eq!(my_cnf_size(1000), "1000");
+        assert_eq!(shorten("abc", 5), "abc");
+        assert_eq!(shorten("abcdef", 4), "abc…");
     }
 }

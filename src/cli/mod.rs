@@ -174,7 +174,7 @@ pub struct DaemonArgs {
     pub config: Option<std::path::PathBuf>,
     /// Status backend, overriding `[status] backend`.
     #[arg(long, value_enum, value_name = "BACKEND")]
-    pub status: Option<crate::config::appliance::IndicatorBackend>,
+    pub status: Option<crate::status::IndicatorBackend>,
     /// Start a run at boot, overriding `[appliance] autostart`.
     #[arg(long)]
     pub autostart: bool,
@@ -191,7 +191,7 @@ pub struct LedsArgs {
     pub config: Option<std::path::PathBuf>,
     /// Backend, overriding `[status] backend`.
     #[arg(long, value_enum, value_name = "BACKEND")]
-    pub backend: Option<crate::config::appliance::IndicatorBackend>,
+    pub backend: Option<crate::status::IndicatorBackend>,
     /// Seconds each pattern is shown.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub seconds: f64,

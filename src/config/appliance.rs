@@ -6,6 +6,8 @@
 //! names the key, never a silently ignored setting.
 
 use crate::config::spindle::SpindleConfig;
+pub use crate::sink::settings::{StickConfig, StickOverrides};
+pub use crate::status::settings::{ButtonConfig, IndicatorBackend, StatusConfig};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -13,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Profiles a run may use (config/profiles).
 pub const KNOWN_PROFILES: &[&str] = &["quick", "standard", "reference"];
+const _: () = assert!(KNOWN_PROFILES.len() == crate::config::profile::BUILTIN.len());
 
 /// `[appliance]`: the daemon.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,106 +54,6 @@ impl Default for ApplianceConfig {
             keep_copied_runs: 20,
             targets: Vec::new(),
             disks: Vec::new(),
-        }
-    }
-}
-
-/// Which indicator backend shows the status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum IndicatorBackend {
-    /// GPIO when the configured pins can be claimed, else on-board LEDs, else console.
-    Auto,
-    /// Three LEDs on GPIO pins (rppal).
-    Gpio,
-    /// The board's own ACT (green) and PWR (red) LEDs through /sys/class/leds.
-    Onboard,
-    /// Log lines on stderr.
-    Console,
-    /// Records every change in memory (tests).
-    Mock,
-}
-
-/// `[status]`: the LEDs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct StatusConfig {
-    /// auto, gpio, onboard, console or mock.
-    pub backend: IndicatorBackend,
-    /// BCM number of the green LED's GPIO (physical pin 11 = BCM17).
-    pub green_pin: u8,
-    /// BCM number of the yellow LED's GPIO (pin 13 = BCM27).
-    pub yellow_pin: u8,
-    /// BCM number of the red LED's GPIO (pin 15 = BCM22).
-    pub red_pin: u8,
-    /// LEDs wired from 3V3 to the GPIO (lit when the pin is low).
-    pub active_low: bool,
-    /// Root under which /sys/class/leds is found ("/" on the Pi; a fixture tree in tests).
-    pub leds_root: PathBuf,
-}
-
-impl Default for StatusConfig {
-    fn default() -> Self {
-        StatusConfig {
-            backend: IndicatorBackend::Auto,
-            green_pin: 17,
-            yellow_pin: 27,
-            red_pin: 22,
-            active_low: false,
-            leds_root: PathBuf::from("/"),
-        }
-    }
-}
-
-/// `[button]`: the start/abort push button.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ButtonConfig {
-    /// Read a GPIO button at all (the control socket works either way).
-    pub enabled: bool,
-    /// BCM number of the button's GPIO; the button connects it to GND (pin 37 = BCM26).
-    pub pin: u8,
-    /// Edges closer than this (ms) are contact bounce.
-    pub debounce_ms: u64,
-    /// Holding at least this long (ms) is a long press (abort).
-    pub long_press_ms: u64,
-}
-
-impl Default for ButtonConfig {
-    fn default() -> Self {
-        ButtonConfig {
-            enabled: true,
-            pin: 26,
-            debounce_ms: 30,
-            long_press_ms: 3000,
-        }
-    }
-}
-
-/// `[stick]`: the results stick.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct StickConfig {
-    /// Filesystem label that marks the results stick (case-insensitive). Not a key of its own:
-    /// it is `[disks] stick_label`, so discovery and the daemon agree. A USB filesystem with a
-    /// `spindle/` folder at its root is a results stick too.
-    #[serde(skip)]
-    pub label: String,
-    /// Where the stick is mounted while spindle uses it.
-    pub mount_dir: PathBuf,
-    /// Also accept sticks that are not on USB (loop devices, SD readers): for tests.
-    pub allow_non_usb: bool,
-    /// Free space (bytes) left on the stick beyond the runs copied to it.
-    pub reserve_bytes: u64,
-}
-
-impl Default for StickConfig {
-    fn default() -> Self {
-        StickConfig {
-            label: "SPINDLE".into(),
-            mount_dir: PathBuf::from("/run/spindle/stick"),
-            allow_non_usb: false,
-            reserve_bytes: 1 << 20,
         }
     }
 }
@@ -202,6 +105,7 @@ impl ApplianceSettings {
         let rest = toml::to_string(&doc).context("re-serialising the configuration")?;
         s.config = SpindleConfig::parse(&rest, file)?;
         s.stick.label = s.config.disks.stick_label.clone();
+        s.stick.profiles = KNOWN_PROFILES.iter().map(|p| p.to_string()).collect();
         s.validate()
             .with_context(|| format!("{file}: invalid value"))?;
         Ok(s)
@@ -274,64 +178,15 @@ fn check_profile(profile: &str, key: &str) -> anyhow::Result<()> {
         KNOWN_PROFILES.contains(&profile),
         key,
         format!(
-            "'{profile}' is not a profile: use one of {}",
+            "'{}' is not a profile: use one of {}",
+            crate::units::shorten(profile, 60),
             KNOWN_PROFILES.join(", ")
         ),
     )
 }
 
-/// A disk named in a configuration must be named stably ([`crate::disk::Disk::is_named_by`]):
-/// kernel names (`/dev/sda`, `loop3`) change between boots and never match.
 fn check_disk_name(name: &str, key: &str) -> anyhow::Result<()> {
-    let n = name.trim();
-    let kernel_name = n.starts_with("/dev/") && !n.starts_with("/dev/disk/by-id/");
-    crate::config::ensure(
-        !n.is_empty() && !kernel_name && name.chars().all(|c| !c.is_control()),
-        key,
-        format!(
-            "'{name}' is not a disk serial, /dev/disk/by-id name or stable id such as file:/path (/dev/sdX names change between boots; `spindle disks --all` shows the ids)"
-        ),
-    )
-}
-
-/// The optional `spindle.toml` at the root of a results stick: the few settings a person may
-/// change without a keyboard. It holds data only; nothing in it is ever executed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StickOverrides {
-    /// Suite profile for runs started while this stick is present.
-    pub profile: Option<String>,
-    /// Disks that may be erased even though they hold data, by serial or /dev/disk/by-id name.
-    pub erase: Option<Vec<String>>,
-    /// Start a run as soon as the stick and eligible disks are present.
-    pub autostart: Option<bool>,
-}
-
-/// Largest stick config read (a bigger file is certainly not a hand-written config).
-pub const STICK_CONFIG_MAX_BYTES: usize = 64 * 1024;
-
-impl StickOverrides {
-    /// Parses the stick's spindle.toml strictly: unknown keys, wrong types, unknown profiles and
-    /// odd erase entries are errors that say which key and what is accepted.
-    pub fn parse(text: &str) -> anyhow::Result<Self> {
-        anyhow::ensure!(
-            text.len() <= STICK_CONFIG_MAX_BYTES,
-            "spindle.toml is larger than {STICK_CONFIG_MAX_BYTES} bytes"
-        );
-        let o: StickOverrides = toml::from_str(text).map_err(|e| {
-            anyhow::anyhow!(
-                "spindle.toml: {}\nAccepted keys: profile = \"quick|standard|reference\", erase = [\"SERIAL\", ...], autostart = true|false",
-                e.message()
-            )
-        })?;
-        if let Some(p) = &o.profile {
-            check_profile(p, "spindle.toml: profile")?;
-        }
-        for e in o.erase.iter().flatten() {
-            check_disk_name(e, "spindle.toml: erase")?;
-        }
-        Ok(o)
-    }
+    crate::disk::check_stable_name(name).map_err(|e| anyhow::anyhow!("{key}: {e}"))
 }
 
 #[cfg(test)]
@@ -410,28 +265,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.config.disks, crate::disk::DiskPolicy::default());
-    }
-
-    #[test]
-    fn stick_overrides_are_strict() {
-        let o =
-            StickOverrides::parse("profile = \"quick\"\nautostart = true\nerase = [\"WD-123\"]\n")
-                .unwrap();
-        assert_eq!(o.profile.as_deref(), Some("quick"));
-        assert_eq!(o.autostart, Some(true));
-        for bad in [
-            "command = \"rm -rf /\"\n",
-            "profile = \"turbo\"\n",
-            "autostart = \"yes\"\n",
-            "erase = [\"/dev/sda\"]\n",
-            "profile = \n",
-        ] {
-            let e = StickOverrides::parse(bad).unwrap_err();
-            assert!(format!("{e:#}").contains("spindle.toml"), "{bad}: {e:#}");
-        }
-        assert_eq!(
-            StickOverrides::parse("").unwrap(),
-            StickOverrides::default()
-        );
     }
 }

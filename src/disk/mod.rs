@@ -112,6 +112,21 @@ pub struct Partition {
     pub swap: bool,
 }
 
+/// Whether `name` names a disk stably, as a configuration must ([`Disk::is_named_by`]):
+/// kernel names (`/dev/sda`, `loop3`) change between boots and never match. The error says
+/// what is accepted (the name echoed cut short).
+pub fn check_stable_name(name: &str) -> Result<(), String> {
+    let n = name.trim();
+    let kernel_name = n.starts_with("/dev/") && !n.starts_with("/dev/disk/by-id/");
+    if n.is_empty() || kernel_name || name.chars().any(|c| c.is_control()) {
+        return Err(format!(
+            "'{}' is not a disk serial, /dev/disk/by-id name or stable id such as file:/path (/dev/sdX names change between boots; `spindle disks --all` shows the ids)",
+            crate::units::shorten(name, 60)
+        ));
+    }
+    Ok(())
+}
+
 /// Everything discovery knows about one block device. Unknown facts are `None`/empty.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Disk {

@@ -2,6 +2,7 @@
 //! the SD card that keeps every run until a stick has it.
 
 pub mod runs;
+pub mod settings;
 pub mod stick;
 
 pub use runs::{RunEntry, RunStore};

@@ -6,7 +6,7 @@
 //! only then is the run marked copied on the SD card. The stick is unmounted at the end.
 
 use super::runs::{RunEntry, RunStore};
-use crate::config::appliance::{StickConfig, StickOverrides};
+use super::settings::{StickConfig, StickOverrides};
 use crate::disk::Transport;
 use crate::status::StickProblem;
 use crate::sys::{CommandRunner, SysRoot};
@@ -556,16 +556,9 @@ pub fn inspect(stick: &ResultsStick, cfg: &StickConfig, runner: &CommandRunner) 
     let folder = m.root.join(STICK_FOLDER);
     let err_file = folder.join("config-error.txt");
     let mut out = StickInspection::default();
-    match std::fs::read(&path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => out.config_error = Some(format!("spindle.toml could not be read: {e}")),
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Err(_) => out.config_error = Some("spindle.toml is not UTF-8 text".into()),
-            Ok(text) => match StickOverrides::parse(&text) {
-                Ok(o) => out.overrides = Some(o),
-                Err(e) => out.config_error = Some(format!("{e:#}")),
-            },
-        },
+    match StickOverrides::read(&path, &cfg.profiles) {
+        Ok(o) => out.overrides = o,
+        Err(e) => out.config_error = Some(format!("{e:#}")),
     }
     match &out.config_error {
         Some(msg) => {

@@ -8,12 +8,13 @@ pub mod gpio;
 pub mod indicator;
 pub mod onboard;
 pub mod pattern;
+pub mod settings;
 
 pub use button::{ButtonDecoder, Press};
 pub use indicator::{ConsoleIndicator, Indicator, LedIndicator, MockIndicator, MockLog};
 pub use pattern::{schedule, LedRole, Pattern, Phase, Schedule, Signal, StickProblem};
 
-use crate::config::appliance::{IndicatorBackend, StatusConfig};
+pub use settings::{ButtonConfig, IndicatorBackend, StatusConfig};
 
 fn open_gpio(cfg: &StatusConfig) -> anyhow::Result<Box<dyn Indicator>> {
     let leds = gpio::GpioLeds::open(cfg.green_pin, cfg.yellow_pin, cfg.red_pin, cfg.active_low)?;

@@ -1,15 +1,23 @@
-//! Ctrl-C / SIGTERM → the [`Controller`] of the step in progress: the first signal asks it to
-//! stop (finish the current request, keep the partial result), a second one aborts it, a third
-//! gets the default action (so a stuck process can still be killed from the keyboard).
+//! Ctrl-C / SIGTERM → whatever should end (a [`SignalTarget`]: the engine's controller): the
+//! first signal asks it to stop (finish the current request, keep the partial result), a second
+//! one aborts it, a third gets the default action (so a stuck process can still be killed from
+//! the keyboard).
 
-use crate::engine::Controller;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
+
+/// What the signals act on.
+pub trait SignalTarget: Send + Sync {
+    /// The first SIGINT/SIGTERM.
+    fn stop(&self);
+    /// The second one.
+    fn abort(&self);
+}
 
 /// Signals received since [`install`].
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
 /// The controllers to notify; a watcher thread turns the counter into their calls.
-static CONTROLLERS: Mutex<Vec<Controller>> = Mutex::new(Vec::new());
+static CONTROLLERS: Mutex<Vec<Box<dyn SignalTarget>>> = Mutex::new(Vec::new());
 
 extern "C" fn on_signal(_: libc::c_int) {
     // Only an atomic add: async-signal-safe. The second signal resets the dispositions, so a
@@ -25,7 +33,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// Installs the handler for SIGINT and SIGTERM (once per process) and makes `controller`
 /// follow it: stop on the first signal, abort on the second.
-pub fn install(controller: Controller) {
+pub fn install(controller: Box<dyn SignalTarget>) {
     let mut list = CONTROLLERS.lock().unwrap_or_else(|e| e.into_inner());
     let first = list.is_empty();
     list.push(controller);
@@ -51,7 +59,7 @@ pub fn install(controller: Controller) {
                         if n >= 2 {
                             c.abort();
                         } else {
-                            c.ask_to_stop();
+                            c.stop();
                         }
                     }
                 }
