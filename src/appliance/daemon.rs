@@ -450,7 +450,7 @@ impl Daemon {
     }
 }
 
-/// Runs the daemon until `stop` is set (SIGTERM/SIGINT); a run in progress is aborted cleanly
+/// Runs the daemon until `stop` is asked (SIGTERM/SIGINT); a run in progress is aborted cleanly
 /// first. The indicator is dark when this returns.
 pub fn run_daemon(
     settings: ApplianceSettings,
@@ -466,44 +466,11 @@ pub fn run_daemon(
     let (tx, rx): (Sender<Msg>, Receiver<Msg>) = mpsc::channel();
     let listener = bind_control(&settings.appliance.control_socket)?;
     let quit = Arc::new(AtomicBool::new(false));
-    let control_thread = {
-        let (tx, quit) = (tx.clone(), quit.clone());
-        std::thread::spawn(move || {
-            let forward = |cmd| {
-                let (rtx, rrx) = mpsc::channel();
-                tx.send(Msg::Control(cmd, rtx)).ok()?;
-                Some(
-                    rrx.recv_timeout(Duration::from_secs(10))
-                        .unwrap_or_else(|_| "refused: the daemon did not answer".into()),
-                )
-            };
-            serve_control(listener, forward, quit)
-        })
-    };
-    let _button = if deps.gpio_button {
-        let b = &settings.button;
-        let tx = tx.clone();
-        match crate::status::gpio::GpioButton::start(
-            b.pin,
-            Duration::from_millis(b.debounce_ms),
-            Duration::from_millis(b.long_press_ms),
-            move |p| {
-                let ev = match p {
-                    crate::status::Press::Short => Event::ButtonShort,
-                    crate::status::Press::Long => Event::ButtonLong,
-                };
-                let _ = tx.send(Msg::Event(ev));
-            },
-        ) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                eprintln!("spindle: button: {e}; use `spindle start` / `spindle abort`");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let control_thread = start_control(listener, tx.clone(), quit.clone());
+    let _button = deps
+        .gpio_button
+        .then(|| start_button(&settings.button, tx.clone()))
+        .flatten();
     let mut d = Daemon {
         store,
         indicator: deps.indicator,
@@ -521,102 +488,165 @@ pub fn run_daemon(
         copy_gen: 0,
         settings,
     };
-    eprintln!(
-        "spindle: daemon started (status: {}, runs in {}, control socket {})",
-        d.indicator.backend(),
-        d.store.dir().display(),
-        d.settings.appliance.control_socket.display()
-    );
-    d.indicator.show(crate::status::Pattern::Booting);
-    d.poll();
-    let autostart = d.settings.appliance.autostart
-        || d.overrides
-            .as_ref()
-            .and_then(|o| o.autostart)
-            .unwrap_or(false);
-    let pending = d.store.pending().len();
-    d.handle(Event::Booted {
-        disks: d.disks,
-        pending,
-        autostart,
-    });
-    let poll_every = Duration::from_millis(d.settings.appliance.poll_interval_ms);
-    let mut last_poll = Instant::now();
-    let mut exiting = false;
-    loop {
-        if stop.stop_requested() && !exiting {
-            eprintln!("spindle: signal received, stopping");
-            d.handle(Event::Signal);
-            exiting = true;
-        }
-        let running = d.run_thread.is_some();
-        let copying = d.state.stick == state::Stick::Copying;
-        if exiting && !running && !copying {
-            break;
-        }
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Msg::Event(ev)) => {
-                d.handle(ev);
-            }
-            Ok(Msg::Control(cmd, reply)) => {
-                let answer = if exiting {
-                    "refused: the daemon is stopping".to_string()
-                } else {
-                    d.control(cmd)
-                };
-                let _ = reply.send(answer);
-            }
-            Ok(Msg::RunDone(r)) => {
-                if let Some(t) = d.run_thread.take() {
-                    let _ = t.join();
-                }
-                let outcome = match r {
-                    Ok(o) => o,
-                    Err(e) => {
-                        eprintln!("spindle: the run failed: {e}");
-                        RunOutcome::Failed
-                    }
-                };
-                eprintln!("spindle: run ended: {outcome:?}");
-                // Sticks were not polled during the run: see what is plugged in now, so
-                // results never go to a stick that was pulled meanwhile.
-                d.poll_sticks();
-                d.handle(Event::RunFinished { outcome });
-                last_poll = Instant::now() - poll_every; // look for sticks right away
-            }
-            Ok(Msg::CopyDone(gen, r)) => {
-                if gen != d.copy_gen {
-                    eprintln!("spindle: a superseded copy ended: {:?}", r.error);
-                    continue;
-                }
-                if let Some(t) = d.copy_thread.take() {
-                    let _ = t.join();
-                }
-                if let Some(e) = &r.error {
-                    eprintln!("spindle: copying to the stick stopped: {e}");
-                }
-                for id in d.store.prune(d.settings.appliance.keep_copied_runs) {
-                    eprintln!("spindle: deleted run {id} from the SD card (it is on a stick)");
-                }
-                d.handle(Event::CopyFinished {
-                    remaining: r.remaining,
-                    problem: r.problem,
-                });
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-        if !exiting && last_poll.elapsed() >= poll_every {
-            last_poll = Instant::now();
-            d.poll();
-        }
-    }
+    d.boot();
+    d.serve(&rx, stop);
     quit.store(true, Ordering::SeqCst);
     let _ = control_thread.join();
     let _ = std::fs::remove_file(&d.settings.appliance.control_socket);
     d.indicator.shutdown();
     eprintln!("spindle: daemon stopped");
     Ok(())
+}
+
+/// The control socket's thread: each request goes into the loop, the answer back out.
+fn start_control(
+    listener: std::os::unix::net::UnixListener,
+    tx: Sender<Msg>,
+    quit: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let forward = |cmd| {
+            let (rtx, rrx) = mpsc::channel();
+            tx.send(Msg::Control(cmd, rtx)).ok()?;
+            Some(
+                rrx.recv_timeout(Duration::from_secs(10))
+                    .unwrap_or_else(|_| "refused: the daemon did not answer".into()),
+            )
+        };
+        serve_control(listener, forward, quit)
+    })
+}
+
+/// The GPIO button, its presses sent into the loop; `None` (logged) when it cannot be read.
+fn start_button(
+    b: &crate::status::ButtonConfig,
+    tx: Sender<Msg>,
+) -> Option<crate::status::gpio::GpioButton> {
+    match crate::status::gpio::GpioButton::start(
+        b.pin,
+        Duration::from_millis(b.debounce_ms),
+        Duration::from_millis(b.long_press_ms),
+        move |p| {
+            let ev = match p {
+                crate::status::Press::Short => Event::ButtonShort,
+                crate::status::Press::Long => Event::ButtonLong,
+            };
+            let _ = tx.send(Msg::Event(ev));
+        },
+    ) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("spindle: button: {e}; use `spindle start` / `spindle abort`");
+            None
+        }
+    }
+}
+
+impl Daemon {
+    /// Shows "booting", scans, and tells the state machine what it found.
+    fn boot(&mut self) {
+        eprintln!(
+            "spindle: daemon started (status: {}, runs in {}, control socket {})",
+            self.indicator.backend(),
+            self.store.dir().display(),
+            self.settings.appliance.control_socket.display()
+        );
+        self.indicator.show(crate::status::Pattern::Booting);
+        self.poll();
+        let autostart = self.settings.appliance.autostart
+            || self
+                .overrides
+                .as_ref()
+                .and_then(|o| o.autostart)
+                .unwrap_or(false);
+        let pending = self.store.pending().len();
+        self.handle(Event::Booted {
+            disks: self.disks,
+            pending,
+            autostart,
+        });
+    }
+
+    /// The loop: messages in, polls on time, until a signal and no run or copy left.
+    fn serve(&mut self, rx: &Receiver<Msg>, stop: &Controller) {
+        let poll_every = Duration::from_millis(self.settings.appliance.poll_interval_ms);
+        let mut last_poll = Instant::now();
+        let mut exiting = false;
+        loop {
+            if stop.stop_requested() && !exiting {
+                eprintln!("spindle: signal received, stopping");
+                self.handle(Event::Signal);
+                exiting = true;
+            }
+            let running = self.run_thread.is_some();
+            let copying = self.state.stick == state::Stick::Copying;
+            if exiting && !running && !copying {
+                break;
+            }
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(Msg::Event(ev)) => {
+                    self.handle(ev);
+                }
+                Ok(Msg::Control(cmd, reply)) => {
+                    let answer = if exiting {
+                        "refused: the daemon is stopping".to_string()
+                    } else {
+                        self.control(cmd)
+                    };
+                    let _ = reply.send(answer);
+                }
+                Ok(Msg::RunDone(r)) => {
+                    self.run_done(r);
+                    last_poll = Instant::now() - poll_every; // look for sticks right away
+                }
+                Ok(Msg::CopyDone(gen, r)) => self.copy_done(gen, r),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if !exiting && last_poll.elapsed() >= poll_every {
+                last_poll = Instant::now();
+                self.poll();
+            }
+        }
+    }
+
+    fn run_done(&mut self, r: Result<RunOutcome, String>) {
+        if let Some(t) = self.run_thread.take() {
+            let _ = t.join();
+        }
+        let outcome = match r {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("spindle: the run failed: {e}");
+                RunOutcome::Failed
+            }
+        };
+        eprintln!("spindle: run ended: {outcome:?}");
+        // Sticks were not polled during the run: see what is plugged in now, so results never
+        // go to a stick that was pulled meanwhile.
+        self.poll_sticks();
+        self.handle(Event::RunFinished { outcome });
+    }
+
+    fn copy_done(&mut self, gen: u64, r: CopyReport) {
+        if gen != self.copy_gen {
+            eprintln!("spindle: a superseded copy ended: {:?}", r.error);
+            return;
+        }
+        if let Some(t) = self.copy_thread.take() {
+            let _ = t.join();
+        }
+        if let Some(e) = &r.error {
+            eprintln!("spindle: copying to the stick stopped: {e}");
+        }
+        for id in self.store.prune(self.settings.appliance.keep_copied_runs) {
+            eprintln!("spindle: deleted run {id} from the SD card (it is on a stick)");
+        }
+        self.handle(Event::CopyFinished {
+            remaining: r.remaining,
+            problem: r.problem,
+        });
+    }
 }
 
 #[cfg(test)]

@@ -240,18 +240,7 @@ pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
                 _ => Stick::Absent,
             };
         }
-        Event::ButtonShort => match s.mode {
-            Mode::Idle => try_start(&mut s, &mut acts),
-            Mode::Finished { .. } => {
-                s.mode = Mode::Idle;
-                if matches!(s.stick, Stick::Problem(_) | Stick::ConfigError) {
-                    // acknowledged: show ready; the problem is retried on the next insert
-                    s.stick = Stick::Absent;
-                }
-            }
-            // Presses during a run (other than long) and while booting are ignored.
-            _ => {}
-        },
+        Event::ButtonShort => button_short(&mut s, &mut acts),
         Event::StartRequested => try_start(&mut s, &mut acts),
         Event::ButtonLong => {
             if matches!(
@@ -299,6 +288,27 @@ pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
             acts.push(Action::Exit);
         }
     }
+    finish_step(state, s, acts)
+}
+
+/// A short press: start when ready, acknowledge a finished run; ignored otherwise (during a
+/// run only the long press counts, and while booting nothing does).
+fn button_short(s: &mut State, acts: &mut Vec<Action>) {
+    match s.mode {
+        Mode::Idle => try_start(s, acts),
+        Mode::Finished { .. } => {
+            s.mode = Mode::Idle;
+            if matches!(s.stick, Stick::Problem(_) | Stick::ConfigError) {
+                // acknowledged: show ready; the problem is retried on the next insert
+                s.stick = Stick::Absent;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What every step does after its event: copy when it can, autostart, show the new pattern.
+fn finish_step(state: State, mut s: State, mut acts: Vec<Action>) -> (State, Vec<Action>) {
     if can_copy(&s) && state.stick != Stick::Copying {
         s.stick = Stick::Copying;
         acts.push(Action::CopyToStick);

@@ -88,7 +88,12 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
                     .with_context(|| format!("--save {}", path.display()))?;
             }
             if let Some(e) = &result.error {
-                bail!("the OLTP run ended early: {e} (the report above covers the run up to the error)");
+                let hint = if e.contains("not one of the errors that retry") {
+                    "; add its code to --mysql-ignore-errors to retry such transactions"
+                } else {
+                    ""
+                };
+                bail!("the OLTP run ended early: {e}{hint} (the report above covers the run up to the error)");
             }
             Ok(0)
         }

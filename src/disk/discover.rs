@@ -190,6 +190,77 @@ fn apply_udev_fs(p: &mut Partition, u: &UdevData) {
 }
 
 /// Reads everything known about block device `name` (without the boot check).
+/// Serial, vendor/model fallbacks from udev, by-id names and the stable id of `d`.
+fn identify(root: &SysRoot, d: &mut Disk, udev: &UdevData, attr: &dyn Fn(&str) -> Option<String>) {
+    d.serial = udev
+        .get("ID_SERIAL_SHORT")
+        .or_else(|| clean(attr("device/serial")))
+        .or_else(|| clean(attr("serial")))
+        .or_else(|| d.usb.as_ref().and_then(|u| u.serial.clone()));
+    if d.vendor.is_none() {
+        d.vendor = udev.get("ID_VENDOR");
+    }
+    if d.model.is_none() {
+        d.model = udev.get("ID_MODEL");
+    }
+    let mut by_id = link_names_to(root, "/dev/disk/by-id", &d.name);
+    for s in &udev.symlinks {
+        if let Some(n) = s.strip_prefix("disk/by-id/") {
+            if !by_id.iter().any(|b| b == n) {
+                by_id.push(n.to_string());
+            }
+        }
+    }
+    by_id.sort();
+    d.by_id = by_id;
+    d.stable_id = d
+        .by_id
+        .iter()
+        .find(|b| !b.starts_with("wwn-") && !b.starts_with("nvme-eui."))
+        .or(d.by_id.first())
+        .cloned()
+        .or_else(|| d.serial.as_ref().map(|s| format!("serial:{s}")))
+        .or_else(|| {
+            d.backing_file
+                .as_ref()
+                .map(|f| format!("file:{}", f.display()))
+        });
+}
+
+/// The partitions the kernel knows under `sys` (`/sys/block/NAME`), in number order.
+fn kernel_partitions(root: &SysRoot, view: &SystemView, sys: &str) -> Vec<Partition> {
+    let mut parts = Vec::new();
+    for p in root.list_dir(sys) {
+        let psys = format!("{sys}/{p}");
+        if !root.exists(format!("{psys}/partition")) {
+            continue;
+        }
+        let pattr = |a: &str| root.read_attr(format!("{psys}/{a}"));
+        let mut part = Partition {
+            name: p.clone(),
+            path: PathBuf::from(format!("/dev/{p}")),
+            number: pattr("partition").and_then(|v| v.parse().ok()),
+            dev: pattr("dev"),
+            in_kernel: true,
+            start_bytes: pattr("start")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(|s| s * 512),
+            size_bytes: pattr("size")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(|s| s * 512),
+            holders: root.list_dir(format!("{psys}/holders")),
+            ..Partition::default()
+        };
+        let pudev = udev_data(root, part.dev.as_deref());
+        apply_udev_fs(&mut part, &pudev);
+        part.mounts = view.mounts_of(root, &p);
+        part.swap = view.is_swap(root, &p);
+        parts.push(part);
+    }
+    parts.sort_by_key(|p| p.number.unwrap_or(u32::MAX));
+    parts
+}
+
 fn read_disk(root: &SysRoot, view: &SystemView, name: &str) -> Disk {
     let sys = format!("/sys/block/{name}");
     let mut d = Disk {
@@ -229,39 +300,7 @@ fn read_disk(root: &SysRoot, view: &SystemView, name: &str) -> Disk {
     d.transport = Some(transport_of(name, &sys_path, d.usb.is_some()));
 
     let udev = udev_data(root, d.dev.as_deref());
-    d.serial = udev
-        .get("ID_SERIAL_SHORT")
-        .or_else(|| clean(attr("device/serial")))
-        .or_else(|| clean(attr("serial")))
-        .or_else(|| d.usb.as_ref().and_then(|u| u.serial.clone()));
-    if d.vendor.is_none() {
-        d.vendor = udev.get("ID_VENDOR");
-    }
-    if d.model.is_none() {
-        d.model = udev.get("ID_MODEL");
-    }
-    let mut by_id = link_names_to(root, "/dev/disk/by-id", name);
-    for s in &udev.symlinks {
-        if let Some(n) = s.strip_prefix("disk/by-id/") {
-            if !by_id.iter().any(|b| b == n) {
-                by_id.push(n.to_string());
-            }
-        }
-    }
-    by_id.sort();
-    d.by_id = by_id;
-    d.stable_id = d
-        .by_id
-        .iter()
-        .find(|b| !b.starts_with("wwn-") && !b.starts_with("nvme-eui."))
-        .or(d.by_id.first())
-        .cloned()
-        .or_else(|| d.serial.as_ref().map(|s| format!("serial:{s}")))
-        .or_else(|| {
-            d.backing_file
-                .as_ref()
-                .map(|f| format!("file:{}", f.display()))
-        });
+    identify(root, &mut d, &udev, &attr);
     d.partition_table = udev.get("ID_PART_TABLE_TYPE");
     if let Some(t) = udev.get("ID_FS_TYPE") {
         if let Some(kind) = SignatureKind::from_blkid_name(&t) {
@@ -276,35 +315,7 @@ fn read_disk(root: &SysRoot, view: &SystemView, name: &str) -> Disk {
         }
     }
 
-    // Partitions known to the kernel.
-    for p in root.list_dir(&sys) {
-        let psys = format!("{sys}/{p}");
-        if !root.exists(format!("{psys}/partition")) {
-            continue;
-        }
-        let pattr = |a: &str| root.read_attr(format!("{psys}/{a}"));
-        let mut part = Partition {
-            name: p.clone(),
-            path: PathBuf::from(format!("/dev/{p}")),
-            number: pattr("partition").and_then(|v| v.parse().ok()),
-            dev: pattr("dev"),
-            in_kernel: true,
-            start_bytes: pattr("start")
-                .and_then(|v| v.parse::<u64>().ok())
-                .map(|s| s * 512),
-            size_bytes: pattr("size")
-                .and_then(|v| v.parse::<u64>().ok())
-                .map(|s| s * 512),
-            holders: root.list_dir(format!("{psys}/holders")),
-            ..Partition::default()
-        };
-        let pudev = udev_data(root, part.dev.as_deref());
-        apply_udev_fs(&mut part, &pudev);
-        part.mounts = view.mounts_of(root, &p);
-        part.swap = view.is_swap(root, &p);
-        d.partitions.push(part);
-    }
-    d.partitions.sort_by_key(|p| p.number.unwrap_or(u32::MAX));
+    d.partitions = kernel_partitions(root, view, &sys);
     d.mounts = view.mounts_of(root, name);
     d.holders = root.list_dir(format!("{sys}/holders"));
     d.swap = view.is_swap(root, name);

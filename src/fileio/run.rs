@@ -246,7 +246,13 @@ fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
     if validate {
         shared.gen.lock().unwrap().release(t);
     }
-    // 1.0: every thread fsyncs every file at the end (not events; counted as fsyncs).
+    end_of_test_fsyncs(shared, st);
+}
+
+/// sysbench 1.0: at the end of a writing test every thread fsyncs every file (not events;
+/// counted as fsyncs).
+fn end_of_test_fsyncs(shared: &Shared, st: &Mutex<WorkerStats>) {
+    let cfg = shared.cfg;
     if cfg.compat == Compat::V1_0 && cfg.fsync_end && !cfg.fsync_all && shared.mode.writes() {
         let mut n = 0;
         for i in 0..shared.files.count() {

@@ -20,6 +20,7 @@
 //! - Same PRNG and distributions, seeded differently: `--rand-seed` makes spindle repeatable but
 //!   does not reproduce sysbench's exact sequence.
 
+mod numbers;
 mod prepare;
 pub mod rand;
 mod run;

@@ -13,35 +13,36 @@
 //! to `reconnect_timeout_s`); anything else stops every worker and the partial result is returned
 //! with `error` set.
 
+use super::numbers::{build_result, interval_sample, Snapshot};
 use super::rand::{time_seed, Dist, Rng, UniqueSeq};
 use super::workload::{Session, Tally};
 use super::OltpConfig;
 use crate::db::{classify, describe_error, ErrorClass};
 use crate::engine::{Controller, Observer};
-use crate::model::{Counters, IntervalRates, IntervalSample, Measurement, OltpCounters};
-use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
+use crate::model::{IntervalSample, Measurement};
+use crate::stats::{LatencyRecorder, SysbenchHistogram};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// sysbench's histogram size (`stats::SysbenchHistogram` buckets).
-const BUCKETS: usize = 1024;
+pub(super) const BUCKETS: usize = 1024;
 
 /// How long an aborted run waits for transactions in progress before it abandons them.
 const ABORT_GRACE: Duration = Duration::from_millis(500);
 
 /// Counters one worker publishes while it runs.
-struct Live {
-    events: AtomicU64,
-    reads: AtomicU64,
-    writes: AtomicU64,
-    other: AtomicU64,
-    errors: AtomicU64,
-    reconnects: AtomicU64,
+pub(super) struct Live {
+    pub(super) events: AtomicU64,
+    pub(super) reads: AtomicU64,
+    pub(super) writes: AtomicU64,
+    pub(super) other: AtomicU64,
+    pub(super) errors: AtomicU64,
+    pub(super) reconnects: AtomicU64,
     /// sysbench buckets of this interval's transactions (swapped to zero by the reporter).
-    hist: Box<[AtomicU64]>,
-    interval_max_ns: AtomicU64,
+    pub(super) hist: Box<[AtomicU64]>,
+    pub(super) interval_max_ns: AtomicU64,
 }
 
 impl Live {
@@ -71,20 +72,20 @@ impl Live {
     }
 }
 
-struct Shared {
-    cfg: OltpConfig,
-    start: OnceLock<Instant>,
-    deadline: OnceLock<Option<Instant>>,
+pub(super) struct Shared {
+    pub(super) cfg: OltpConfig,
+    pub(super) start: OnceLock<Instant>,
+    pub(super) deadline: OnceLock<Option<Instant>>,
     /// Set on a fatal error or when connecting failed: every worker stops.
-    abort: AtomicBool,
-    external_stop: Controller,
-    tickets: AtomicU64,
-    running: AtomicU32,
-    live: Vec<Live>,
-    unique: UniqueSeq,
-    fatal: Mutex<Option<String>>,
+    pub(super) abort: AtomicBool,
+    pub(super) external_stop: Controller,
+    pub(super) tickets: AtomicU64,
+    pub(super) running: AtomicU32,
+    pub(super) live: Vec<Live>,
+    pub(super) unique: UniqueSeq,
+    pub(super) fatal: Mutex<Option<String>>,
     /// Sockets whose writable wake-ups were dropped (see `db::sockets`), for the result's notes.
-    tuned_sockets: AtomicU64,
+    pub(super) tuned_sockets: AtomicU64,
 }
 
 impl Shared {
@@ -111,10 +112,10 @@ impl Shared {
 }
 
 /// What one worker hands back.
-struct WorkerOut {
-    idx: usize,
-    recorder: LatencyRecorder,
-    errors_by_code: BTreeMap<u16, u64>,
+pub(super) struct WorkerOut {
+    pub(super) idx: usize,
+    pub(super) recorder: LatencyRecorder,
+    pub(super) errors_by_code: BTreeMap<u16, u64>,
 }
 
 /// Runs the benchmark. `Err` only when it could not start (bad options, cannot connect or
@@ -161,7 +162,65 @@ pub fn run(
     let barrier = Arc::new(Barrier::new(os_threads + 1));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let handles = spawn_clients(os_threads, seed, &shared, &barrier, ready_tx, done_tx)?;
 
+    // Phase 1: every connection connected and prepared?
+    let connect_error = await_ready(&ready_rx, os_threads);
+    if connect_error.is_some() {
+        shared.abort.store(true, Relaxed);
+    }
+    let start = Instant::now();
+    let _ = shared.start.set(start);
+    let _ = shared
+        .deadline
+        .set((cfg.time_s > 0).then(|| start + Duration::from_secs(cfg.time_s)));
+    shared.running.store(threads as u32, Relaxed);
+    barrier.wait();
+    if let Some(e) = connect_error {
+        for h in handles {
+            let _ = h.join();
+        }
+        anyhow::bail!(e);
+    }
+    observer.message("Threads started!\n");
+
+    // Phase 2: intervals until every client thread is done (or an abort gives up on them).
+    let (intervals, finished) = watch(&shared, start, &done_rx, os_threads, controller, observer);
+    let total_time_s = start.elapsed().as_secs_f64();
+
+    let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
+    for h in handles {
+        if finished < os_threads && !h.is_finished() {
+            continue; // aborted: waiting on the server; its numbers are lost with it
+        }
+        match h.join() {
+            Ok(v) => outs.extend(v),
+            Err(_) => shared.set_fatal("a client thread panicked".into()),
+        }
+    }
+    outs.sort_by_key(|o| o.idx);
+    Ok(build_result(
+        cfg,
+        &shared,
+        outs,
+        intervals,
+        total_time_s,
+        started_at,
+    ))
+}
+
+type ClientHandle = std::thread::JoinHandle<Vec<WorkerOut>>;
+
+/// Starts `os_threads` client threads, each with its share of the connections.
+fn spawn_clients(
+    os_threads: usize,
+    seed: u64,
+    shared: &Arc<Shared>,
+    barrier: &Arc<Barrier>,
+    ready_tx: std::sync::mpsc::Sender<Option<String>>,
+    done_tx: std::sync::mpsc::Sender<()>,
+) -> anyhow::Result<Vec<ClientHandle>> {
+    let threads = shared.cfg.threads as usize;
     let mut handles = Vec::with_capacity(os_threads);
     for k in 0..os_threads {
         let ids: Vec<usize> = (0..threads).filter(|i| i % os_threads == k).collect();
@@ -179,10 +238,14 @@ pub fn run(
             .map_err(|e| anyhow::anyhow!("could not start a client thread: {e}"))?;
         handles.push(h);
     }
-    drop(ready_tx);
-    drop(done_tx);
+    Ok(handles)
+}
 
-    // Phase 1: every connection connected and prepared?
+/// Waits until every client thread has connected and prepared; the first error, if any.
+fn await_ready(
+    ready_rx: &std::sync::mpsc::Receiver<Option<String>>,
+    os_threads: usize,
+) -> Option<String> {
     let mut connect_error = None;
     for _ in 0..os_threads {
         match ready_rx.recv() {
@@ -195,26 +258,20 @@ pub fn run(
             }
         }
     }
-    if connect_error.is_some() {
-        shared.abort.store(true, Relaxed);
-    }
-    let start = Instant::now();
-    let _ = shared.start.set(start);
-    let _ = shared
-        .deadline
-        .set((cfg.time_s > 0).then(|| start + Duration::from_secs(cfg.time_s)));
-    shared.running.store(threads as u32, Relaxed);
-    barrier.wait();
-    if let Some(e) = connect_error {
-        for h in handles {
-            let _ = h.join();
-        }
-        anyhow::bail!(e);
-    }
+    connect_error
+}
 
-    observer.message("Threads started!\n");
-
-    // Phase 2: intervals until every client thread is done.
+/// Takes the interval samples while the client threads run; returns them and how many threads
+/// finished (fewer than all when an abort gave up waiting).
+fn watch(
+    shared: &Shared,
+    start: Instant,
+    done_rx: &std::sync::mpsc::Receiver<()>,
+    os_threads: usize,
+    controller: &Controller,
+    observer: &dyn Observer,
+) -> (Vec<IntervalSample>, usize) {
+    let cfg = &shared.cfg;
     let mut intervals = Vec::new();
     let mut finished = 0;
     let interval = Duration::from_secs(cfg.report_interval_s);
@@ -245,7 +302,7 @@ pub fn run(
                 if cfg.report_interval_s > 0 && Instant::now() >= start + interval * tick {
                     let now = Instant::now();
                     let sample =
-                        interval_sample(&shared, &mut prev, prev_t, now, start, &mut scratch);
+                        interval_sample(shared, &mut prev, prev_t, now, start, &mut scratch);
                     prev_t = now;
                     observer.interval(&sample);
                     intervals.push(sample);
@@ -261,33 +318,13 @@ pub fn run(
         && shared.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
     {
         let now = Instant::now();
-        let mut sample = interval_sample(&shared, &mut prev, prev_t, now, start, &mut scratch);
+        let mut sample = interval_sample(shared, &mut prev, prev_t, now, start, &mut scratch);
         // The workers ran through this interval; they exited only at its very end.
         sample.threads = cfg.threads;
         observer.interval(&sample);
         intervals.push(sample);
     }
-    let total_time_s = start.elapsed().as_secs_f64();
-
-    let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
-    for h in handles {
-        if finished < os_threads && !h.is_finished() {
-            continue; // aborted: waiting on the server; its numbers are lost with it
-        }
-        match h.join() {
-            Ok(v) => outs.extend(v),
-            Err(_) => shared.set_fatal("a client thread panicked".into()),
-        }
-    }
-    outs.sort_by_key(|o| o.idx);
-    Ok(build_result(
-        cfg,
-        &shared,
-        outs,
-        intervals,
-        total_time_s,
-        started_at,
-    ))
+    (intervals, finished)
 }
 
 /// One OS thread: connect its sessions, wait for the start signal, run them to the end.
@@ -432,59 +469,8 @@ async fn worker(
                 Ok(()) => break,
                 Err(e) => e,
             };
-            match classify(&e, &cfg.ignore_errors) {
-                ErrorClass::Ignorable(code) => {
-                    live.errors.fetch_add(1, Relaxed);
-                    *errors_by_code.entry(code).or_insert(0) += 1;
-                    if let Err(e2) = session.rollback().await {
-                        if let ErrorClass::Lost(c) = classify(&e2, &cfg.ignore_errors) {
-                            if !lost(
-                                &shared,
-                                live,
-                                &polls,
-                                &mut session,
-                                c,
-                                &e2,
-                                &mut errors_by_code,
-                            )
-                            .await
-                            {
-                                break 'events;
-                            }
-                        } else {
-                            shared.set_fatal(format!(
-                                "ROLLBACK after an ignored error failed: {}",
-                                describe_error(&e2)
-                            ));
-                            break 'events;
-                        }
-                    }
-                }
-                ErrorClass::Lost(code) => {
-                    if !lost(
-                        &shared,
-                        live,
-                        &polls,
-                        &mut session,
-                        code,
-                        &e,
-                        &mut errors_by_code,
-                    )
-                    .await
-                    {
-                        break 'events;
-                    }
-                }
-                ErrorClass::Fatal => {
-                    shared.set_fatal(format!(
-                        "{} failed on connection {}: {} (not in --mysql-ignore-errors; add its code \
-                         there to retry such transactions)",
-                        cfg.workload.name(),
-                        idx + 1,
-                        describe_error(&e)
-                    ));
-                    break 'events;
-                }
+            if !recover(&shared, idx, &polls, &mut session, &e, &mut errors_by_code).await {
+                break 'events;
             }
             if shared.stopping() || shared.past_deadline() {
                 // Give up on this transaction: it is not counted.
@@ -504,6 +490,52 @@ async fn worker(
         idx,
         recorder,
         errors_by_code,
+    }
+}
+
+/// After a failed statement: counts it, rolls back (ignorable errors) or reconnects (a lost
+/// connection) so the transaction can be retried. `false` ends the worker (a fatal error,
+/// recorded in `shared`).
+async fn recover(
+    shared: &Shared,
+    idx: usize,
+    polls: &[i32],
+    session: &mut Session,
+    e: &mysql_async::Error,
+    errors_by_code: &mut BTreeMap<u16, u64>,
+) -> bool {
+    let cfg = &shared.cfg;
+    let live = &shared.live[idx];
+    match classify(e, &cfg.ignore_errors) {
+        ErrorClass::Ignorable(code) => {
+            live.errors.fetch_add(1, Relaxed);
+            *errors_by_code.entry(code).or_insert(0) += 1;
+            match session.rollback().await {
+                Ok(()) => true,
+                Err(e2) => match classify(&e2, &cfg.ignore_errors) {
+                    ErrorClass::Lost(c) => {
+                        lost(shared, live, polls, session, c, &e2, errors_by_code).await
+                    }
+                    _ => {
+                        shared.set_fatal(format!(
+                            "ROLLBACK after an ignored error failed: {}",
+                            describe_error(&e2)
+                        ));
+                        false
+                    }
+                },
+            }
+        }
+        ErrorClass::Lost(code) => lost(shared, live, polls, session, code, e, errors_by_code).await,
+        ErrorClass::Fatal => {
+            shared.set_fatal(format!(
+                "{} failed on connection {}: {} (not one of the errors that retry a transaction)",
+                cfg.workload.name(),
+                idx + 1,
+                describe_error(e)
+            ));
+            false
+        }
     }
 }
 
@@ -536,148 +568,5 @@ async fn lost(
             ));
             false
         }
-    }
-}
-
-#[derive(Default, Clone, Copy)]
-struct Snapshot {
-    events: u64,
-    reads: u64,
-    writes: u64,
-    other: u64,
-    errors: u64,
-    reconnects: u64,
-}
-
-fn interval_sample(
-    shared: &Shared,
-    prev: &mut Snapshot,
-    prev_t: Instant,
-    now: Instant,
-    start: Instant,
-    scratch: &mut SysbenchHistogram,
-) -> IntervalSample {
-    let mut cur = Snapshot::default();
-    let mut buckets: Vec<(u16, u64)> = Vec::new();
-    let mut max_ns = 0;
-    for l in &shared.live {
-        cur.events += l.events.load(Relaxed);
-        cur.reads += l.reads.load(Relaxed);
-        cur.writes += l.writes.load(Relaxed);
-        cur.other += l.other.load(Relaxed);
-        cur.errors += l.errors.load(Relaxed);
-        cur.reconnects += l.reconnects.load(Relaxed);
-        for (i, b) in l.hist.iter().enumerate() {
-            let c = b.swap(0, Relaxed);
-            if c > 0 {
-                buckets.push((i as u16, c));
-            }
-        }
-        max_ns = max_ns.max(l.interval_max_ns.swap(0, Relaxed));
-    }
-    *scratch = SysbenchHistogram::from_nonempty(&buckets);
-    let secs = now.duration_since(prev_t).as_secs_f64().max(1e-9);
-    let d = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs;
-    let sample = IntervalSample {
-        time_s: now.duration_since(start).as_secs_f64(),
-        threads: shared.running.load(Relaxed),
-        events: cur.events - prev.events,
-        latency_pct_ms: if shared.cfg.percentile > 0 {
-            scratch.percentile_ms(shared.cfg.percentile as f64)
-        } else {
-            0.0
-        },
-        latency_max_ms: max_ns as f64 / 1e6,
-        rates: IntervalRates::Oltp {
-            tps: d(cur.events, prev.events),
-            qps: d(
-                cur.reads + cur.writes + cur.other,
-                prev.reads + prev.writes + prev.other,
-            ),
-            reads_per_s: d(cur.reads, prev.reads),
-            writes_per_s: d(cur.writes, prev.writes),
-            other_per_s: d(cur.other, prev.other),
-            errors_per_s: d(cur.errors, prev.errors),
-            reconnects_per_s: d(cur.reconnects, prev.reconnects),
-        },
-    };
-    *prev = cur;
-    sample
-}
-
-fn build_result(
-    cfg: &OltpConfig,
-    shared: &Shared,
-    outs: Vec<WorkerOut>,
-    intervals: Vec<IntervalSample>,
-    total_time_s: f64,
-    started_at: String,
-) -> Measurement {
-    let mut merged = LatencyRecorder::new();
-    let mut errors_by_code = BTreeMap::new();
-    let mut shares = Vec::with_capacity(outs.len());
-    for o in &outs {
-        merged.merge(&o.recorder);
-        for (c, n) in &o.errors_by_code {
-            *errors_by_code.entry(c.to_string()).or_insert(0) += n;
-        }
-        shares.push(ThreadShare {
-            events: o.recorder.count(),
-            busy_s: o.recorder.sum_ns() as f64 / 1e9,
-        });
-    }
-    let sum =
-        |f: fn(&Live) -> &AtomicU64| shared.live.iter().map(|l| f(l).load(Relaxed)).sum::<u64>();
-    let reads = sum(|l| &l.reads);
-    let writes = sum(|l| &l.writes);
-    let other = sum(|l| &l.other);
-    let ignored_errors = sum(|l| &l.errors);
-    let reconnects = sum(|l| &l.reconnects);
-    let events = merged.count();
-    let secs = total_time_s.max(1e-9);
-    let queries = reads + writes + other;
-    let mut notes = Vec::new();
-    if cfg.ps_mode == super::PsMode::Disable {
-        notes.push("prepared statements off: statements sent as SQL text".into());
-    }
-    if cfg.skip_write_wakeups {
-        notes.push(format!(
-            "writable wake-ups dropped on {} client sockets (one wake-up per query instead of two)",
-            shared.tuned_sockets.load(Relaxed)
-        ));
-    }
-    let error = shared
-        .fatal
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    if error.is_some() {
-        notes.push("the run ended early on an error: the numbers are partial".into());
-    }
-    Measurement {
-        started_at,
-        threads: cfg.threads,
-        total_time_s,
-        events,
-        counters: Counters::Oltp(OltpCounters {
-            reads,
-            writes,
-            other,
-            queries,
-            transactions: events,
-            ignored_errors,
-            reconnects,
-            tps: events as f64 / secs,
-            qps: queries as f64 / secs,
-            ignored_errors_per_s: ignored_errors as f64 / secs,
-            reconnects_per_s: reconnects as f64 / secs,
-            errors_by_code,
-        }),
-        latency: merged.summary(cfg.percentile as f64),
-        intervals,
-        fairness: fairness(shares),
-        histogram: merged.histogram_data(),
-        notes,
-        error,
     }
 }

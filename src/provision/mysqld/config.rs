@@ -115,11 +115,58 @@ fn path_str(p: &Path) -> String {
 }
 
 /// Renders the `my.cnf` text for `target`, with only the keys its flavor/version accepts.
+/// The InnoDB lines of my.cnf (the article's values unless overridden).
+fn innodb_lines(s: &MysqldSettings, t: &CnfTarget<'_>, put: &mut dyn FnMut(&str, Option<String>)) {
+    let mariadb = t.flavor == Flavor::MariaDb;
+    let v = t.version;
+    put("default-storage-engine", Some("InnoDB".into()));
+    put("innodb_file_per_table", Some("1".into()));
+    put("innodb_flush_method", Some(s.flush_method.clone()));
+    let pool = s
+        .buffer_pool_size
+        .unwrap_or_else(|| default_buffer_pool_size(t.ram_bytes));
+    put(
+        "innodb_buffer_pool_size",
+        Some(crate::units::my_cnf_size(pool)),
+    );
+    if !mariadb {
+        // Removed in MariaDB 10.6 (an unknown option there); still valid in MySQL 5.7/8.
+        put("innodb_buffer_pool_instances", Some("1".into()));
+    }
+    if !mariadb && v.at_least(8, 0, 30) {
+        put(
+            "innodb_redo_log_capacity",
+            Some(crate::units::my_cnf_size(2 * s.log_file_size)),
+        );
+    } else {
+        put(
+            "innodb_log_file_size",
+            Some(crate::units::my_cnf_size(s.log_file_size)),
+        );
+        if !mariadb || !v.at_least(10, 5, 0) {
+            put("innodb_log_files_in_group", Some("2".into()));
+        }
+    }
+    put(
+        "innodb_log_buffer_size",
+        Some(crate::units::my_cnf_size(s.log_buffer_size)),
+    );
+    put(
+        "innodb_flush_log_at_trx_commit",
+        Some(s.flush_log_at_trx_commit.to_string()),
+    );
+    put(
+        "innodb_lock_wait_timeout",
+        Some(s.lock_wait_timeout_s.to_string()),
+    );
+}
+
 pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
     let mariadb = t.flavor == Flavor::MariaDb;
     let v = t.version;
     let mut lines: Vec<(String, Option<String>)> = Vec::new();
     let mut put = |k: &str, v: Option<String>| lines.push((k.to_string(), v));
+    let put = &mut put;
 
     put("datadir", Some(path_str(&t.paths.datadir)));
     put("socket", Some(path_str(&t.paths.socket)));
@@ -164,47 +211,7 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
         put("skip-log-bin", None);
     }
 
-    // InnoDB (article values unless overridden).
-    put("default-storage-engine", Some("InnoDB".into()));
-    put("innodb_file_per_table", Some("1".into()));
-    put("innodb_flush_method", Some(s.flush_method.clone()));
-    let pool = s
-        .buffer_pool_size
-        .unwrap_or_else(|| default_buffer_pool_size(t.ram_bytes));
-    put(
-        "innodb_buffer_pool_size",
-        Some(crate::units::my_cnf_size(pool)),
-    );
-    if !mariadb {
-        // Removed in MariaDB 10.6 (an unknown option there); still valid in MySQL 5.7/8.
-        put("innodb_buffer_pool_instances", Some("1".into()));
-    }
-    if !mariadb && v.at_least(8, 0, 30) {
-        put(
-            "innodb_redo_log_capacity",
-            Some(crate::units::my_cnf_size(2 * s.log_file_size)),
-        );
-    } else {
-        put(
-            "innodb_log_file_size",
-            Some(crate::units::my_cnf_size(s.log_file_size)),
-        );
-        if !mariadb || !v.at_least(10, 5, 0) {
-            put("innodb_log_files_in_group", Some("2".into()));
-        }
-    }
-    put(
-        "innodb_log_buffer_size",
-        Some(crate::units::my_cnf_size(s.log_buffer_size)),
-    );
-    put(
-        "innodb_flush_log_at_trx_commit",
-        Some(s.flush_log_at_trx_commit.to_string()),
-    );
-    put(
-        "innodb_lock_wait_timeout",
-        Some(s.lock_wait_timeout_s.to_string()),
-    );
+    innodb_lines(s, t, put);
 
     // Raw overrides: replace the generated line, or append.
     let mut appended = Vec::new();
