@@ -102,6 +102,25 @@ pub fn render_table(reports: &[DiskReport]) -> String {
             }
             let _ = writeln!(out, "{s}");
         }
+        if let Some(b) = &r.bridge {
+            let tag = if b.is_flagged() { "warning" } else { "usb" };
+            for (i, l) in b.lines.iter().enumerate() {
+                let lead = if i == 0 {
+                    format!("{tag}: ")
+                } else {
+                    "  ".into()
+                };
+                let _ = writeln!(out, "    {lead}{l}");
+            }
+            if b.is_flagged() {
+                let _ = writeln!(out, "      reports: {}", b.sources.join(" "));
+            }
+        } else if let Some(f) = &r.usb_quirk {
+            let _ = writeln!(
+                out,
+                "    usb: usb-storage.quirks has flags '{f}' for this device"
+            );
+        }
         for n in &r.disk.notes {
             let _ = writeln!(out, "    note: {n}");
         }
