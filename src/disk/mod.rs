@@ -10,6 +10,7 @@ pub mod classify;
 pub mod discover;
 pub mod render;
 pub mod signature;
+pub mod smart;
 pub mod sysfiles;
 pub mod usb;
 
