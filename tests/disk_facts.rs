@@ -3,9 +3,11 @@
 //! trouble counter, the environment block. One test runs the real smartctl on a loop device
 //! (needs root and smartmontools; without them it fails saying so).
 
-use spindle::disk::bridges::{parse_quirks, BridgeTable, SmartType};
+use spindle::disk::bridges::{parse_quirks, uas_advice, BridgeTable, SmartType, UasState};
+use spindle::disk::facts::Environment;
+use spindle::disk::kernel_log::{self, KernelLogMark, UsbTroubleCount};
 use spindle::disk::smart::{self, SmartChange, SmartReading, SmartStatus};
-use spindle::disk::{scan, Disk};
+use spindle::disk::{scan, Disk, Transport};
 use spindle::sys::runner::{CommandRunner, ScriptedExec};
 use spindle::sys::SysRoot;
 use std::path::{Path, PathBuf};
@@ -310,4 +312,213 @@ fn quirk_param_in_a_tree_is_read_through_the_root() {
     let q = spindle::disk::bridges::read_quirks(&tree("pi4-usb3"));
     assert!(q.unreadable.as_deref().unwrap().contains("usb_storage"));
     assert_eq!(parse_quirks("").entries.len(), 0);
+}
+
+/// The USB disks of the environment fixture: sda (JMS583, uas, flagged), sdb (JMS578, quirk).
+fn uas_trouble_targets() -> (SysRoot, Vec<Disk>) {
+    let root = tree("pi4-uas-trouble");
+    let disks = scan(&root, false)
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.transport == Some(Transport::Usb))
+        .collect();
+    (root, disks)
+}
+
+#[test]
+fn environment_block_from_a_pi4_with_a_jmicron_on_uas_and_an_active_quirk() {
+    let (root, targets) = uas_trouble_targets();
+    let env = Environment::collect(&root, &targets);
+    assert_eq!(
+        env.board_model.as_deref(),
+        Some("Raspberry Pi 4 Model B Rev 1.4")
+    );
+    assert_eq!(env.kernel.as_deref(), Some("6.6.51+rpt-rpi-v8"));
+    assert_eq!(env.usb_storage_quirks.raw.as_deref(), Some("152d:0578:u"));
+    assert_eq!(env.disks.len(), 2);
+
+    let a = env.disk("sda").unwrap();
+    assert_eq!(
+        (a.vendor.as_deref(), a.model.as_deref()),
+        (Some("Samsung"), Some("SSD 970 EVO Plus"))
+    );
+    assert_eq!(a.serial.as_deref(), Some("0123456789ABCDEF"));
+    assert_eq!(a.size_bytes, Some(1000204886016));
+    assert_eq!(a.usb_id.as_deref(), Some("152d:0583"));
+    assert_eq!(a.driver(), Some("uas"));
+    assert_eq!(a.usb.as_ref().unwrap().link_speed.unwrap().0, 5000.0);
+    assert_eq!(a.usb_quirk, None);
+    let fs = &a.filesystems[0];
+    assert_eq!((fs.device.as_str(), fs.fs_type.as_str()), ("sda1", "ext4"));
+    assert_eq!(fs.mount_points, vec![PathBuf::from("/mnt/spindle/sda1")]);
+    let flag = a.bridge.as_ref().expect("JMS583 is in the table");
+    assert_eq!(flag.state, UasState::Flagged);
+    assert_eq!(flag.chip, "JMicron JMS583 (USB 3.1 Gen 2 to PCIe NVMe)");
+    // The remedy keeps the quirk already active for the other bridge.
+    assert_eq!(flag.remedy, "usb-storage.quirks=152d:0578:u,152d:0583:u");
+    assert!(flag.summary().contains("remedy: add usb-storage.quirks="));
+
+    let b = env.disk("sdb").unwrap();
+    assert_eq!(b.usb_id.as_deref(), Some("152d:0578"));
+    assert_eq!(b.driver(), Some("usb-storage"));
+    assert_eq!(b.usb_quirk.as_deref(), Some("u"));
+    let q = b.bridge.as_ref().unwrap();
+    assert_eq!(q.state, UasState::QuirkActive);
+    assert!(!q.is_flagged());
+
+    // The block round-trips through JSON.
+    let back: Environment = serde_json::from_str(&serde_json::to_string(&env).unwrap()).unwrap();
+    assert_eq!(back, env);
+}
+
+#[test]
+fn the_same_bridge_is_flagged_without_the_quirk_and_not_with_it() {
+    let (_, targets) = uas_trouble_targets();
+    let sdb = targets.iter().find(|d| d.name == "sdb").unwrap();
+    let t = BridgeTable::builtin();
+    let mut on_uas = sdb.clone();
+    on_uas.usb.as_mut().unwrap().driver = Some("uas".into());
+    let without = spindle::disk::bridges::check_disk(&on_uas, &parse_quirks(""), t).unwrap();
+    assert_eq!(without.state, UasState::Flagged);
+    assert_eq!(without.remedy, "usb-storage.quirks=152d:0578:u");
+    let with = spindle::disk::bridges::check_disk(sdb, &parse_quirks("152d:0578:u"), t).unwrap();
+    assert_eq!(with.state, UasState::QuirkActive);
+}
+
+#[test]
+fn kernel_log_counts_two_uas_aborts_for_that_disk() {
+    let (root, targets) = uas_trouble_targets();
+    let start = KernelLogMark {
+        seq: None,
+        at: String::new(),
+    };
+    let UsbTroubleCount::Counted(c) = kernel_log::count_since(&root, &start, &targets) else {
+        panic!("the fixture's /dev/kmsg is readable")
+    };
+    let sda = c.of("sda");
+    assert_eq!(sda.uas_aborts, 2);
+    assert_eq!(
+        (sda.uas_resets, sda.usb_resets, sda.usb_disconnects),
+        (1, 1, 0)
+    );
+    assert!(sda.examples[0].contains("uas_eh_abort_handler"));
+    assert!(c.of("sdb").is_empty());
+    assert!(c.other.is_empty());
+    assert!(c.notes.is_empty());
+    // The report's sentence for sda: the table's flag, confirmed by the run.
+    let env = Environment::collect(&root, &targets);
+    let quirks = &env.usb_storage_quirks;
+    let sda_disk = targets.iter().find(|d| d.name == "sda").unwrap();
+    let advice = uas_advice(
+        sda_disk,
+        env.disk("sda").unwrap().bridge.as_ref(),
+        quirks,
+        sda.uas_errors(),
+        sda.usb_resets,
+    )
+    .unwrap();
+    assert!(
+        advice.contains("3 UAS abort/reset(s) and 1 USB reset(s)"),
+        "{advice}"
+    );
+    assert!(
+        advice.contains("usb-storage.quirks=152d:0578:u,152d:0583:u"),
+        "{advice}"
+    );
+}
+
+#[test]
+fn kernel_log_mark_counts_only_what_came_after_it() {
+    let (root, targets) = uas_trouble_targets();
+    let end = kernel_log::mark(&root).unwrap();
+    assert_eq!(end.seq, Some(821), "the fixture's last record");
+    let UsbTroubleCount::Counted(nothing) = kernel_log::count_since(&root, &end, &targets) else {
+        panic!()
+    };
+    assert_eq!((nothing.records, nothing.of("sda").uas_aborts), (0, 0));
+    // A mark between the two aborts (record 817 is the second one).
+    let mid = KernelLogMark {
+        seq: Some(816),
+        at: String::new(),
+    };
+    let UsbTroubleCount::Counted(c) = kernel_log::count_since(&root, &mid, &targets) else {
+        panic!()
+    };
+    assert_eq!(c.of("sda").uas_aborts, 1);
+    // A root without /dev/kmsg: counted as unavailable, with the reason.
+    let none = kernel_log::count_since(&tree("pi4-usb3"), &mid, &targets);
+    let UsbTroubleCount::Unavailable { reason } = none else {
+        panic!("{none:?}")
+    };
+    assert!(
+        reason.contains("/dev/kmsg") && reason.contains("not counted"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn real_kmsg_is_read_record_by_record_after_a_mark() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    assert_eq!(
+        uid, 0,
+        "this test writes a line to /dev/kmsg: run it as root"
+    );
+    let host = SysRoot::host();
+    let before = kernel_log::mark(&host).expect("/dev/kmsg is readable as root");
+    let line = format!("spindle test {} {}", std::process::id(), before.at);
+    std::fs::write("/dev/kmsg", format!("{line}\n")).expect("write /dev/kmsg");
+    let (records, _) = kernel_log::records_since(&host, &before).unwrap();
+    assert!(
+        records.iter().any(|r| r.message.ends_with(&line)),
+        "{records:?}"
+    );
+    assert!(records.iter().all(|r| r.seq > before.seq));
+    let after = kernel_log::mark(&host).unwrap();
+    let (none, _) = kernel_log::records_since(&host, &after).unwrap();
+    assert!(!none.iter().any(|r| r.message.ends_with(&line)));
+}
+
+#[test]
+fn spindle_disks_flags_the_bridge_and_shows_the_active_quirk() {
+    let root = fixtures().join("pi4-uas-trouble");
+    let run = |json: bool| {
+        let mut args = vec!["disks", "--sysroot", root.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_spindle"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table = run(false);
+    assert!(
+        table.contains("warning: 152d:0583 JMicron JMS583"),
+        "{table}"
+    );
+    assert!(table.contains("remedy: add usb-storage.quirks=152d:0578:u,152d:0583:u"));
+    assert!(
+        table.contains("the usb-storage quirk is active (UAS is off)"),
+        "{table}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    let by_name = |n: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_name("sda")["bridge"]["state"], "flagged");
+    assert_eq!(
+        by_name("sda")["bridge"]["remedy"],
+        "usb-storage.quirks=152d:0578:u,152d:0583:u"
+    );
+    assert_eq!(by_name("sdb")["bridge"]["state"], "quirk_active");
+    assert_eq!(by_name("sdb")["usb_quirk"], "u");
+    assert!(by_name("mmcblk0").get("bridge").is_none());
 }

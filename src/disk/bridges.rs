@@ -323,14 +323,14 @@ impl BridgeCheck {
 
 /// Where the remedy goes, in words.
 pub const REMEDY_WHERE: &str =
-    "on the single line of cmdline.txt (/boot/firmware/cmdline.txt on current Raspberry Pi OS and on the spindle image), then reboot; the disk then uses usb-storage: slower, but reliable";
+    "to the single line of cmdline.txt, replacing any usb-storage.quirks= already there (/boot/firmware/cmdline.txt on current Raspberry Pi OS and on the spindle image), then reboot; the disk then uses usb-storage: slower, but reliable";
 
 /// The flag as lines for people: what the bridge is and what the reports say, then what to do.
 fn flag_lines(b: &Bridge, state: UasState, confidence: Confidence, remedy: &str) -> Vec<String> {
     let head = format!(
-        "{} ({}): {} on the Raspberry Pi",
-        b.chip,
+        "{} {}: {} on the Raspberry Pi",
         b.usb_id,
+        b.chip,
         confidence.describe()
     );
     let next = match (state, confidence) {

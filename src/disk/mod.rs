@@ -8,6 +8,8 @@
 pub mod bridges;
 pub mod classify;
 pub mod discover;
+pub mod facts;
+pub mod kernel_log;
 pub mod render;
 pub mod signature;
 pub mod smart;
