@@ -3,7 +3,7 @@
 //! trouble counter, the environment block. One test runs the real smartctl on a loop device
 //! (needs root and smartmontools; without them it fails saying so).
 
-use spindle::disk::bridges::{parse_quirks, uas_advice, BridgeTable, SmartType, UasState};
+use spindle::disk::bridges::{parse_quirks, BridgeTable, SmartType, UasState};
 use spindle::disk::facts::Environment;
 use spindle::disk::kernel_log::{self, KernelLogMark, UsbTroubleCount};
 use spindle::disk::smart::{self, SmartChange, SmartReading, SmartStatus};
@@ -171,6 +171,14 @@ fn before_and_after_give_what_the_run_wrote() {
         (Some(41), Some(55))
     );
     assert_eq!(delta.percentage_used_points, Some(0));
+    assert_eq!(
+        before.describe(),
+        "Samsung SSD 970 EVO Plus 1TB (firmware 2B2QEXM7): health PASSED, 4321 h powered on, 41 °C, 3 % of rated endurance used, 16.1 TiB written in its life"
+    );
+    assert_eq!(
+        SmartChange::between(&before, &after).describe(),
+        "the drive counted 3.9 GiB written, 0 B read, 41 → 55 °C"
+    );
     // The record round-trips through JSON (the results document stores it).
     let json = serde_json::to_string(&(&before, &delta)).unwrap();
     assert!(json.contains("\"status\":\"available\""), "{json}");
@@ -405,18 +413,17 @@ fn kernel_log_counts_two_uas_aborts_for_that_disk() {
     assert!(c.of("sdb").is_empty());
     assert!(c.other.is_empty());
     assert!(c.notes.is_empty());
+    // The quirk-active disk had a quiet run: nothing to say beyond the table's line.
+    let sdb_facts = Environment::collect(&root, &targets);
+    let sdb_facts = sdb_facts.disk("sdb").unwrap();
+    assert_eq!(
+        sdb_facts.uas_advice(&parse_quirks("152d:0578:u"), &c.of("sdb")),
+        None
+    );
     // The report's sentence for sda: the table's flag, confirmed by the run.
     let env = Environment::collect(&root, &targets);
-    let quirks = &env.usb_storage_quirks;
-    let sda_disk = targets.iter().find(|d| d.name == "sda").unwrap();
-    let advice = uas_advice(
-        sda_disk,
-        env.disk("sda").unwrap().bridge.as_ref(),
-        quirks,
-        sda.uas_errors(),
-        sda.usb_resets,
-    )
-    .unwrap();
+    let facts = env.disk("sda").unwrap();
+    let advice = facts.uas_advice(&env.usb_storage_quirks, &sda).unwrap();
     assert!(
         advice.contains("3 UAS abort/reset(s) and 1 USB reset(s)"),
         "{advice}"

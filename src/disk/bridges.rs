@@ -2,7 +2,7 @@
 //! types and of bridges with public reports of UAS trouble on the Raspberry Pi, the active
 //! `usb-storage.quirks` of the running kernel, and the check that flags a disk with the remedy.
 
-use super::Disk;
+use super::{Disk, UsbInfo};
 use crate::sys::SysRoot;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
@@ -381,13 +381,12 @@ pub fn check_disk(
 /// UAS aborts/resets and USB resets the kernel logged for the disk during the run. `None` when
 /// there is nothing to say.
 pub fn uas_advice(
-    disk: &Disk,
+    usb: &UsbInfo,
     check: Option<&BridgeCheck>,
     quirks: &UsbStorageQuirks,
     uas_errors: u64,
     usb_resets: u64,
 ) -> Option<String> {
-    let usb = disk.usb.as_ref()?;
     let seen = match (uas_errors, usb_resets) {
         (0, 0) => None,
         (u, r) => Some(format!(
@@ -417,7 +416,6 @@ pub fn uas_advice(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::disk::UsbInfo;
 
     fn usb_disk(id: &str, driver: &str) -> Disk {
         let (v, p) = id.split_once(':').unwrap();
@@ -541,17 +539,20 @@ mod tests {
         let q = parse_quirks("");
         let d = usb_disk("152d:0578", "uas");
         let c = check_disk(&d, &q, t);
-        let quiet = uas_advice(&d, c.as_ref(), &q, 0, 0).unwrap();
+        let usb = |d: &Disk| d.usb.clone().unwrap();
+        let quiet = uas_advice(&usb(&d), c.as_ref(), &q, 0, 0).unwrap();
         assert!(quiet.contains("remedy"));
-        let loud = uas_advice(&d, c.as_ref(), &q, 2, 1).unwrap();
+        let loud = uas_advice(&usb(&d), c.as_ref(), &q, 2, 1).unwrap();
         assert!(
             loud.contains("2 UAS abort/reset(s) and 1 USB reset(s)") && loud.contains("confirms")
         );
         let unknown = usb_disk("abcd:0001", "uas");
-        assert_eq!(uas_advice(&unknown, None, &q, 0, 0), None);
-        let u = uas_advice(&unknown, None, &q, 3, 0).unwrap();
+        assert_eq!(uas_advice(&usb(&unknown), None, &q, 0, 0), None);
+        let u = uas_advice(&usb(&unknown), None, &q, 3, 0).unwrap();
         assert!(u.contains("usb-storage.quirks=abcd:0001:u"), "{u}");
         let bot = usb_disk("abcd:0001", "usb-storage");
-        assert!(uas_advice(&bot, None, &q, 0, 2).unwrap().contains("cable"));
+        assert!(uas_advice(&usb(&bot), None, &q, 0, 2)
+            .unwrap()
+            .contains("cable"));
     }
 }

@@ -3,7 +3,10 @@
 //! USB bridge and link, driver, quirk, the bridge table's flag, filesystems). Built from
 //! discovery's [`Disk`] and read through the same [`SysRoot`], so tests use fixture trees.
 
-use super::bridges::{check_disk, read_quirks, BridgeCheck, BridgeTable, UsbStorageQuirks};
+use super::bridges::{
+    check_disk, read_quirks, uas_advice, BridgeCheck, BridgeTable, UsbStorageQuirks,
+};
+use super::kernel_log::UsbTrouble;
 use super::{Disk, Transport, UsbInfo};
 use crate::sys::SysRoot;
 use serde::{Deserialize, Serialize};
@@ -99,6 +102,19 @@ impl DiskFacts {
     /// The storage driver (`uas`, `usb-storage`), when on USB.
     pub fn driver(&self) -> Option<&str> {
         self.usb.as_ref()?.driver.as_deref()
+    }
+
+    /// What to tell a person about this disk's USB health after a run (summary.txt, the
+    /// report): the bridge table's flag, made stronger by the UAS errors and USB resets the
+    /// kernel logged for it during the run, or raised by them for a bridge not in the table.
+    pub fn uas_advice(&self, quirks: &UsbStorageQuirks, during_run: &UsbTrouble) -> Option<String> {
+        uas_advice(
+            self.usb.as_ref()?,
+            self.bridge.as_ref(),
+            quirks,
+            during_run.uas_errors(),
+            during_run.usb_resets,
+        )
     }
 }
 

@@ -10,6 +10,7 @@ pub mod parse;
 use super::bridges::{BridgeTable, SmartType};
 use super::{Disk, Transport};
 use crate::sys::runner::{display_command, Exec, ExecError};
+use crate::units::human_size;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -120,6 +121,35 @@ impl SmartReading {
             SmartStatus::Available(_) => None,
             SmartStatus::Unavailable { reason } => Some(reason),
         }
+    }
+
+    /// One line for people (summary.txt, the report).
+    pub fn describe(&self) -> String {
+        let d = match &self.smart {
+            SmartStatus::Unavailable { reason } => return format!("SMART unavailable: {reason}"),
+            SmartStatus::Available(d) => d,
+        };
+        let mut head = d.model.clone().unwrap_or_else(|| "unknown model".into());
+        if let Some(f) = &d.firmware {
+            head.push_str(&format!(" (firmware {f})"));
+        }
+        let mut facts = Vec::new();
+        if let Some(h) = d.health_passed {
+            facts.push(if h { "health PASSED" } else { "health FAILED" }.to_string());
+        }
+        if let Some(h) = d.power_on_hours {
+            facts.push(format!("{h} h powered on"));
+        }
+        if let Some(t) = d.temperature_c {
+            facts.push(format!("{t} °C"));
+        }
+        if let Some(p) = d.percentage_used {
+            facts.push(format!("{p} % of rated endurance used"));
+        }
+        if let Some(w) = d.data_written_bytes {
+            facts.push(format!("{} written in its life", human_size(w)));
+        }
+        format!("{head}: {}", facts.join(", "))
     }
 }
 
@@ -337,6 +367,29 @@ fn counter(
 }
 
 impl SmartChange {
+    /// One line for people: what the run wrote as the drive counts it, wear and temperature.
+    pub fn describe(&self) -> String {
+        let d = match self {
+            SmartChange::Unknown { reason } => return format!("not known: {reason}"),
+            SmartChange::Known(d) => d,
+        };
+        let mut parts = Vec::new();
+        match d.written_bytes {
+            Some(w) => parts.push(format!("the drive counted {} written", human_size(w))),
+            None => parts.push("the drive counts no data written".into()),
+        }
+        if let Some(r) = d.read_bytes {
+            parts.push(format!("{} read", human_size(r)));
+        }
+        if let Some(p) = d.percentage_used_points.filter(|p| *p != 0) {
+            parts.push(format!("endurance used {p:+} points"));
+        }
+        if let (Some(a), Some(b)) = (d.temperature_before_c, d.temperature_after_c) {
+            parts.push(format!("{a} → {b} °C"));
+        }
+        parts.join(", ")
+    }
+
     /// Compares two readings (before and after a target).
     pub fn between(before: &SmartReading, after: &SmartReading) -> SmartChange {
         let (b, a) = match (&before.smart, &after.smart) {
