@@ -515,6 +515,23 @@ mod tests {
     }
 
     #[test]
+    fn sparse_documents_read_with_defaults() {
+        let r: SmartReading = serde_json::from_str(
+            r#"{"at":"t","device":"/dev/sda","smart":{"status":"available","power_on_hours":7}}"#,
+        )
+        .unwrap();
+        assert!(r.attempts.is_empty());
+        assert_eq!(r.data().unwrap().power_on_hours, Some(7));
+        let u: SmartReading = serde_json::from_str(
+            r#"{"at":"t","device":"/dev/sda","smart":{"status":"unavailable","reason":"r"}}"#,
+        )
+        .unwrap();
+        assert_eq!(u.unavailable_reason(), Some("r"));
+        let c: SmartChange = serde_json::from_str(r#"{"status":"known"}"#).unwrap();
+        assert_eq!(c, SmartChange::Known(SmartDelta::default()));
+    }
+
+    #[test]
     fn skipped_devices_say_why_without_running_anything() {
         let x = ScriptedExec::new();
         let d = Disk {
