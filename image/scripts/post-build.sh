@@ -107,12 +107,13 @@ disable_network_services() {
 	done
 }
 
-# Periodic jobs would disturb a benchmark (fstrim -A trims the disks under test) or need a
-# network and a writable root (apt-daily): none of them runs on the appliance.
+# Periodic jobs would disturb a benchmark (fstrim -A trims the disks under test, smartd polls
+# their SMART) or need a network and a writable root (apt-daily): none of them runs on the
+# appliance. spindle runs smartctl itself, before and after each target.
 disable_periodic_jobs() {
 	local unit
 	for unit in apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
-		fstrim.timer; do
+		fstrim.timer smartmontools.service smartd.service; do
 		ln -sf /dev/null "$STAGING/etc/systemd/system/$unit"
 	done
 }

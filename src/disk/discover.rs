@@ -2,6 +2,7 @@
 //! /dev/disk/by-* links, mounts, swaps, holders, the boot device, USB facts, and the signatures
 //! in each device's first and last MiB.
 
+use super::bridges::{check_disk, BridgeCheck, BridgeTable, UsbStorageQuirks};
 use super::signature::{self, parse_partition_table, SignatureKind};
 use super::sysfiles::{self, MountEntry, UdevData};
 use super::usb::usb_info;
@@ -23,6 +24,12 @@ pub struct DiskReport {
     pub verdict: Verdict,
     /// The verdict in words ("eligible" or the reason it is excluded).
     pub verdict_text: String,
+    /// The USB bridge's entry in the table of bridges with reported UAS trouble on the Pi.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<BridgeCheck>,
+    /// The `usb-storage.quirks` flags active for this disk's VID:PID (`u` = UAS off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usb_quirk: Option<String>,
 }
 
 impl DiskReport {
@@ -33,7 +40,21 @@ impl DiskReport {
             disk,
             verdict,
             verdict_text,
+            bridge: None,
+            usb_quirk: None,
         }
+    }
+
+    /// Adds the bridge check and the active quirk flags of the disk's USB device.
+    pub fn with_usb_facts(mut self, quirks: &UsbStorageQuirks, table: &BridgeTable) -> Self {
+        self.bridge = check_disk(&self.disk, quirks, table);
+        self.usb_quirk = self
+            .disk
+            .usb
+            .as_ref()
+            .and_then(|u| u.vid_pid())
+            .and_then(|id| quirks.flags_for(&id).map(str::to_string));
+        self
     }
 }
 

@@ -5,10 +5,14 @@
 //! whether it may be benchmarked. Reading goes only through the root path, so tests run on
 //! fixture trees; device nodes are opened (read-only) only to look for signatures.
 
+pub mod bridges;
 pub mod classify;
 pub mod discover;
+pub mod facts;
+pub mod kernel_log;
 pub mod render;
 pub mod signature;
+pub mod smart;
 pub mod sysfiles;
 pub mod usb;
 

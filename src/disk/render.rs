@@ -15,6 +15,61 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
+/// The lines under a disk's row: signatures, partitions, the USB bridge flag, notes.
+fn details(r: &DiskReport, out: &mut String) {
+    for sig in &r.disk.signatures {
+        let mut s = format!("    (whole disk) {}", sig.kind.blkid_name());
+        if let Some(l) = &sig.label {
+            let _ = write!(s, " '{l}'");
+        }
+        for m in &r.disk.mounts {
+            let _ = write!(s, " on {}", m.mount_point.display());
+        }
+        let _ = writeln!(out, "{s}");
+    }
+    for p in &r.disk.partitions {
+        let mut s = format!("    {}", p.name);
+        if let Some(sz) = p.size_bytes {
+            let _ = write!(s, " {}", human_size(sz));
+        }
+        if let Some(t) = &p.fs_type {
+            let _ = write!(s, " {t}");
+        }
+        if let Some(l) = &p.label {
+            let _ = write!(s, " '{l}'");
+        }
+        for m in &p.mounts {
+            let _ = write!(s, " on {}", m.mount_point.display());
+        }
+        if !p.in_kernel {
+            s.push_str(" (from the partition table; no kernel device)");
+        }
+        let _ = writeln!(out, "{s}");
+    }
+    if let Some(b) = &r.bridge {
+        let tag = if b.is_flagged() { "warning" } else { "usb" };
+        for (i, l) in b.lines.iter().enumerate() {
+            let lead = if i == 0 {
+                format!("{tag}: ")
+            } else {
+                "  ".into()
+            };
+            let _ = writeln!(out, "    {lead}{l}");
+        }
+        if b.is_flagged() {
+            let _ = writeln!(out, "      reports: {}", b.sources.join(" "));
+        }
+    } else if let Some(f) = &r.usb_quirk {
+        let _ = writeln!(
+            out,
+            "    usb: usb-storage.quirks has flags '{f}' for this device"
+        );
+    }
+    for n in &r.disk.notes {
+        let _ = writeln!(out, "    note: {n}");
+    }
+}
+
 /// Renders the table as text.
 pub fn render_table(reports: &[DiskReport]) -> String {
     let mut rows: Vec<[String; 7]> = Vec::new();
@@ -73,38 +128,7 @@ pub fn render_table(reports: &[DiskReport]) -> String {
             ],
             &mut out,
         );
-        for sig in &r.disk.signatures {
-            let mut s = format!("    (whole disk) {}", sig.kind.blkid_name());
-            if let Some(l) = &sig.label {
-                let _ = write!(s, " '{l}'");
-            }
-            for m in &r.disk.mounts {
-                let _ = write!(s, " on {}", m.mount_point.display());
-            }
-            let _ = writeln!(out, "{s}");
-        }
-        for p in &r.disk.partitions {
-            let mut s = format!("    {}", p.name);
-            if let Some(sz) = p.size_bytes {
-                let _ = write!(s, " {}", human_size(sz));
-            }
-            if let Some(t) = &p.fs_type {
-                let _ = write!(s, " {t}");
-            }
-            if let Some(l) = &p.label {
-                let _ = write!(s, " '{l}'");
-            }
-            for m in &p.mounts {
-                let _ = write!(s, " on {}", m.mount_point.display());
-            }
-            if !p.in_kernel {
-                s.push_str(" (from the partition table; no kernel device)");
-            }
-            let _ = writeln!(out, "{s}");
-        }
-        for n in &r.disk.notes {
-            let _ = writeln!(out, "    note: {n}");
-        }
+        details(r, &mut out);
     }
     if reports.is_empty() {
         out.push_str("(no disks found)\n");

@@ -100,7 +100,7 @@ impl Recorder<'_> {
     fn run(&mut self, program: &str, args: &[&str]) -> anyhow::Result<String> {
         self.commands.push(display_command(program, args));
         let out = self.runner.run(program, args)?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(out.stdout)
     }
 }
 

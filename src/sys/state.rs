@@ -122,15 +122,27 @@ pub fn sample(root: &Path, t_s: f64) -> StateSample {
     }
 }
 
-/// A full snapshot.
-pub fn snapshot(root: &Path) -> SystemState {
-    let model = read(root, "proc/device-tree/model")
+/// The board model from the device tree ("Raspberry Pi 4 Model B Rev 1.4"), when there is one.
+pub fn board_model(root: &Path) -> Option<String> {
+    read(root, "proc/device-tree/model")
         .or_else(|| read(root, "sys/firmware/devicetree/base/model"))
         .map(|s| s.trim_end_matches('\0').trim().to_string())
-        .filter(|s| !s.is_empty());
+        .filter(|s| !s.is_empty())
+}
+
+/// The kernel release (`uname -r`).
+pub fn kernel_release(root: &Path) -> Option<String> {
+    read(root, "proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// A full snapshot.
+pub fn snapshot(root: &Path) -> SystemState {
+    let model = board_model(root);
     SystemState {
         at: crate::sys::clock::now_rfc3339(),
-        kernel: read(root, "proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
+        kernel: kernel_release(root),
         cpu_model: read(root, "proc/cpuinfo").and_then(|t| super::host::parse_cpu_model(&t)),
         ram_bytes: read(root, "proc/meminfo").and_then(|t| parse_meminfo_total(&t)),
         board_model: model,
