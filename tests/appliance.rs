@@ -500,6 +500,7 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
         finished_at: None,
         status: RunStatus::Running,
         profile: Default::default(),
+        environment: None,
         targets: vec![],
         skipped: vec![],
     };

@@ -180,6 +180,25 @@ impl UsbTrouble {
         self.uas_errors() + self.usb_resets + self.usb_disconnects == 0
     }
 
+    /// `2 UAS aborts, 1 USB reset` (only what happened).
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = [
+            (self.uas_aborts, "UAS abort"),
+            (self.uas_resets, "UAS device reset"),
+            (self.usb_resets, "USB reset"),
+            (self.usb_disconnects, "USB disconnect"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+
     fn add(&mut self, kind: UsbEventKind, line: &str) {
         match kind {
             UsbEventKind::UasAbort => self.uas_aborts += 1,

@@ -101,6 +101,9 @@ pub struct SuiteResult {
     pub finished_at: Option<String>,
     pub status: RunStatus,
     pub profile: ProfileRecord,
+    /// The machine and the target disks (board, kernel, USB bridges, drivers, quirks).
+    #[serde(default)]
+    pub environment: Option<crate::disk::facts::Environment>,
     pub targets: Vec<TargetResult>,
     /// Disks that were found but not benchmarked, with the reason.
     pub skipped: Vec<Skipped>,
@@ -124,6 +127,15 @@ pub struct ServerInfo {
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
+/// SMART around a target's phases.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SmartRecord {
+    pub before: crate::disk::smart::SmartReading,
+    pub after: Option<crate::disk::smart::SmartReading>,
+    /// What the run wrote and wore, or why that is unknown.
+    pub change: Option<crate::disk::smart::SmartChange>,
+}
+
 /// One target (a disk or a directory).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetResult {
@@ -142,6 +154,12 @@ pub struct TargetResult {
     pub server: Option<ServerInfo>,
     pub state_before: Option<SystemState>,
     pub state_after: Option<SystemState>,
+    /// The disk's SMART before and after its phases (disks only), and what the run cost it.
+    #[serde(default)]
+    pub smart: Option<SmartRecord>,
+    /// UAS aborts, USB resets and disconnects the kernel logged while the target ran.
+    #[serde(default)]
+    pub usb_trouble: Option<crate::disk::kernel_log::UsbTroubleCount>,
     /// Temperature/throttling samples during the run.
     pub samples: Vec<StateSample>,
     pub phases: Vec<PhaseResult>,
@@ -311,6 +329,8 @@ pub mod tests_support {
             disk: None,
             preparation: vec![],
             server: None,
+            smart: None,
+            usb_trouble: None,
             state_before: None,
             state_after: None,
             samples: vec![],
@@ -328,6 +348,7 @@ pub mod tests_support {
                 name: "quick".into(),
                 ..ProfileRecord::default()
             },
+            environment: None,
             targets: vec![target("ssd", fast), target("hdd", slow)],
             skipped: vec![Skipped {
                 device: "/dev/sdc".into(),

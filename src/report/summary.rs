@@ -114,6 +114,38 @@ fn targets(w: &mut String, s: &SuiteResult) {
                 crate::sys::state::throttled_flags(bits).join(", ")
             );
         }
+        disk_facts(w, s, t);
+    }
+}
+
+/// A disk target's facts: USB bridge trouble and its remedy, SMART and what the run cost.
+fn disk_facts(w: &mut String, s: &SuiteResult, t: &TargetResult) {
+    use crate::disk::kernel_log::UsbTroubleCount;
+    let trouble = match &t.usb_trouble {
+        Some(UsbTroubleCount::Counted(c)) => c.of(&t.name),
+        _ => Default::default(),
+    };
+    if let Some(env) = &s.environment {
+        if let Some(advice) = env
+            .disk(&t.name)
+            .and_then(|f| f.uas_advice(&env.usb_storage_quirks, &trouble))
+        {
+            let _ = writeln!(w, "  {:<10} USB BRIDGE: {advice}", "");
+        }
+    }
+    if !trouble.is_empty() {
+        let _ = writeln!(
+            w,
+            "  {:<10} the kernel logged USB trouble during the run: {}",
+            "",
+            trouble.describe()
+        );
+    }
+    if let Some(sm) = &t.smart {
+        let _ = writeln!(w, "  {:<10} SMART before: {}", "", sm.before.describe());
+        if let Some(c) = &sm.change {
+            let _ = writeln!(w, "  {:<10} SMART change: {}", "", c.describe());
+        }
     }
 }
 

@@ -102,7 +102,7 @@ pub fn execute(
         skipped,
         out_dir: req.out_dir.clone(),
         run_id: req.run_id.clone(),
-        root: sys.root.clone(),
+        sys: sys.clone(),
         server: req.server.clone(),
         sample_interval: req.sample_interval,
     };

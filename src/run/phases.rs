@@ -94,7 +94,7 @@ pub fn run_phase(
 ) -> anyhow::Result<Outcome> {
     match *phase {
         Phase::SystemState { when } => {
-            let s = state::snapshot(ctx.opts.root.root());
+            let s = state::snapshot(ctx.opts.sys.root.root());
             match when {
                 When::Before => target.state_before = Some(s),
                 When::After => target.state_after = Some(s),

@@ -20,7 +20,7 @@ use crate::report::suite::{
     SUITE_SCHEMA_VERSION,
 };
 use crate::report::{BenchResult, ToolInfo};
-use crate::sys::SysRoot;
+use crate::sys::System;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -66,8 +66,9 @@ pub struct SuiteOptions {
     pub out_dir: PathBuf,
     /// Run identifier (the bundle directory name by default).
     pub run_id: String,
-    /// Where system state (temperature, throttling) is read.
-    pub root: SysRoot,
+    /// Where system state (temperature, throttling, kernel log) is read and how commands
+    /// (smartctl) run.
+    pub sys: System,
     pub server: ServerOverrides,
     /// Seconds between temperature/throttling samples.
     pub sample_interval: Duration,
@@ -96,6 +97,14 @@ pub fn run_suite(
         finished_at: None,
         status: RunStatus::Running,
         profile: opts.profile.record.clone(),
+        environment: Some(crate::disk::facts::Environment::collect(
+            &opts.sys.root,
+            &opts
+                .targets
+                .iter()
+                .filter_map(|t| t.disk.clone())
+                .collect::<Vec<_>>(),
+        )),
         targets: vec![],
         skipped: opts.skipped.clone(),
     };
@@ -152,6 +161,8 @@ fn new_target(spec: &TargetSpec) -> TargetResult {
         disk: spec.disk.clone(),
         preparation: spec.preparation.clone(),
         server: None,
+        smart: None,
+        usb_trouble: None,
         state_before: None,
         state_after: None,
         samples: vec![],
@@ -170,7 +181,8 @@ fn run_target(
 ) -> anyhow::Result<()> {
     let ti = result.targets.len() - 1;
     let name = result.targets[ti].name.clone();
-    let sampler = Sampler::start(opts.root.clone(), opts.sample_interval);
+    let sampler = Sampler::start(opts.sys.root.clone(), opts.sample_interval);
+    let facts = DiskWatch::start(opts, result.targets[ti].disk.as_ref());
     let t0 = Instant::now();
     let work = match open_work_dir(Path::new(&result.targets[ti].path)) {
         Ok(w) => w,
@@ -187,6 +199,7 @@ fn run_target(
                 result: None,
             });
             result.targets[ti].samples = sampler.finish();
+            facts.finish(opts, &mut result.targets[ti]);
             progress.done += plan.len();
             return write_bundle(&opts.out_dir, result);
         }
@@ -220,11 +233,49 @@ fn run_target(
         progress.est_left = progress.est_left.saturating_sub(progress.est[pi]);
     }
     result.targets[ti].samples = sampler.finish();
+    facts.finish(opts, &mut result.targets[ti]);
     // The work directory is ours (marker checked); remove what is left of it.
     if let Err(e) = std::fs::remove_dir_all(&run.work) {
         observer.message(&format!("could not remove '{}': {e}", run.work.display()));
     }
     write_bundle(&opts.out_dir, result)
+}
+
+/// What is read about a target disk before its phases and compared after them: SMART, and
+/// the kernel log's USB trouble.
+struct DiskWatch {
+    disk: Option<crate::disk::Disk>,
+    smart_before: Option<crate::disk::smart::SmartReading>,
+    mark: Result<crate::disk::kernel_log::KernelLogMark, String>,
+}
+
+impl DiskWatch {
+    fn start(opts: &SuiteOptions, disk: Option<&crate::disk::Disk>) -> Self {
+        let table = crate::disk::bridges::BridgeTable::builtin();
+        DiskWatch {
+            disk: disk.cloned(),
+            smart_before: disk.map(|d| crate::disk::smart::read(d, &opts.sys.runner, table)),
+            mark: crate::disk::kernel_log::mark(&opts.sys.root),
+        }
+    }
+
+    fn finish(self, opts: &SuiteOptions, target: &mut TargetResult) {
+        use crate::disk::{kernel_log, smart};
+        let Some(disk) = self.disk else { return };
+        let table = crate::disk::bridges::BridgeTable::builtin();
+        if let Some(before) = self.smart_before {
+            let after = smart::read(&disk, &opts.sys.runner, table);
+            target.smart = Some(crate::report::suite::SmartRecord {
+                change: Some(smart::SmartChange::between(&before, &after)),
+                before,
+                after: Some(after),
+            });
+        }
+        target.usb_trouble = Some(match &self.mark {
+            Ok(m) => kernel_log::count_since(&opts.sys.root, m, std::slice::from_ref(&disk)),
+            Err(e) => kernel_log::UsbTroubleCount::Unavailable { reason: e.clone() },
+        });
+    }
 }
 
 /// Runs one phase (or records why it did not run) and classifies how it ended.
