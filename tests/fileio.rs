@@ -535,3 +535,26 @@ fn read_only_directory_is_refused() {
     let e = err(&out);
     assert!(e.contains("read-only") || e.contains("not writable"), "{e}");
 }
+
+#[test]
+fn a_pasted_sysbench_0_4_line_with_test_fileio_runs_with_the_deprecation_warning() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = format!("--dir={}", d.path().display());
+    // seed 003's prepare line, smaller
+    let o = common::spindle(&[
+        "--test=fileio",
+        "--file-num=4",
+        "--file-total-size=4M",
+        &dir,
+        "prepare",
+    ]);
+    let out = ok(&o);
+    assert!(out.contains("4 files, 1024Kb each"), "{out}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the --test option is deprecated"),
+        "sysbench 1.0's warning"
+    );
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 5); // 4 files + manifest
+    let e = err(&common::spindle(&["--test=cpu", "run"]));
+    assert!(e.contains("--test=cpu"), "{e}");
+}

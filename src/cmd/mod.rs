@@ -11,6 +11,7 @@ pub mod leds;
 pub mod mysqld;
 pub mod oltp;
 pub mod suite;
+pub mod sysbench_args;
 
 use crate::cli::{Cli, Command};
 use std::ffi::OsString;
@@ -21,8 +22,18 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    use clap::Parser;
-    let cli = match Cli::try_parse_from(args) {
+    use clap::{CommandFactory, Parser};
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let names: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let rewritten = sysbench_args::rewrite(args, &names).map_err(anyhow::Error::msg)?;
+    if let Some(w) = rewritten.warning {
+        eprintln!("{w}");
+    }
+    let cli = match Cli::try_parse_from(rewritten.args) {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout and usage errors to stderr itself.

@@ -6,9 +6,6 @@ use super::version::ServerBinary;
 use super::MysqldError;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 /// Longest socket path spindle uses in place (`sun_path` holds 108 bytes with the NUL).
@@ -172,29 +169,11 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<
     })
 }
 
-/// Writes a JSON record atomically (temp file + rename) with the given file mode.
+/// Writes a JSON record atomically with the given file mode.
 pub fn write_json<T: Serialize>(path: &Path, value: &T, mode: u32) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let body = serde_json::to_string_pretty(value)?;
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&tmp)
-        .with_context(|| format!("could not create '{}'", tmp.display()))?;
-    f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-    f.write_all(body.as_bytes())
-        .and_then(|_| f.write_all(b"\n"))
-        .and_then(|_| f.sync_all())
-        .with_context(|| format!("could not write '{}'", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| {
-        format!(
-            "could not rename '{}' to '{}'",
-            tmp.display(),
-            path.display()
-        )
-    })
+    let mut body = serde_json::to_string_pretty(value)?;
+    body.push('\n');
+    crate::sys::fs::write_atomic_mode(path, body.as_bytes(), mode)
 }
 
 #[cfg(test)]
