@@ -53,7 +53,7 @@ impl SuiteObserver for Progress {
 }
 
 /// The targets the command line asks for.
-fn source(args: &SuiteArgs) -> anyhow::Result<TargetSource> {
+pub fn source(args: &SuiteArgs) -> anyhow::Result<TargetSource> {
     Ok(match (&args.target[..], &args.disk[..]) {
         ([], []) => TargetSource::Eligible,
         (dirs, []) => {

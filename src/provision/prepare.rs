@@ -616,7 +616,7 @@ impl Drop for ReleaseGuard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::disk::{Disk, LinkSpeed, Transport, UsbInfo};
 
@@ -687,5 +687,164 @@ mod tests {
         )
         .unwrap_err();
         assert!(format!("{err:#}").contains("not prepared: busy"));
+    }
+
+    /// A fixture tree with one blank loop disk `loop7` of `mib` MiB whose /dev node is a
+    /// regular file, as discovery reads it through a root.
+    pub(crate) fn loop_tree(mib: u64) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        let dev = r.join("sys/devices/virtual/block/loop7");
+        std::fs::create_dir_all(dev.join("queue")).unwrap();
+        std::fs::create_dir_all(dev.join("loop")).unwrap();
+        for (f, v) in [
+            ("dev", "7:7"),
+            ("size", &(mib * 2048).to_string()),
+            ("ro", "0"),
+            ("removable", "0"),
+            ("queue/rotational", "0"),
+            ("queue/logical_block_size", "512"),
+            ("queue/physical_block_size", "512"),
+            ("loop/backing_file", "/t/disk.img"),
+            ("loop/offset", "0"),
+        ] {
+            std::fs::write(dev.join(f), format!("{v}\n")).unwrap();
+        }
+        std::fs::create_dir_all(r.join("sys/block")).unwrap();
+        std::os::unix::fs::symlink("../devices/virtual/block/loop7", r.join("sys/block/loop7"))
+            .unwrap();
+        std::fs::create_dir_all(r.join("dev")).unwrap();
+        std::fs::File::create(r.join("dev/loop7"))
+            .unwrap()
+            .set_len(mib << 20)
+            .unwrap();
+        std::fs::create_dir_all(r.join("proc/self")).unwrap();
+        for (f, v) in [
+            ("proc/mounts", ""),
+            ("proc/self/mountinfo", ""),
+            ("proc/swaps", "Filename Type Size Used Priority\n"),
+            ("proc/cmdline", "root=/dev/vda1 ro\n"),
+        ] {
+            std::fs::write(r.join(f), v).unwrap();
+        }
+        t
+    }
+
+    /// A runner that records every command; `parted` really writes the table into the fixture
+    /// file (so the read-back sees it), `losetup` hands out /dev/loop8, the rest succeed.
+    pub(crate) fn recording_system(
+        tree: &Path,
+    ) -> (System, std::sync::Arc<crate::sys::runner::Recording>) {
+        let node = tree.join("dev/loop7");
+        let fake =
+            std::sync::Arc::new(
+                crate::sys::runner::Recording::new().script(move |p, a| match p {
+                    "parted" => {
+                        let args: Vec<String> = a
+                            .iter()
+                            .map(|x| {
+                                if x == "/dev/loop7" {
+                                    node.display().to_string()
+                                } else {
+                                    x.clone()
+                                }
+                            })
+                            .collect();
+                        let o = std::process::Command::new("parted")
+                            .args(&args)
+                            .output()
+                            .map_err(|e| {
+                                format!("this test needs parted (apt-get install parted): {e}")
+                            })?;
+                        if o.status.success() {
+                            Ok(String::new())
+                        } else {
+                            Err(String::from_utf8_lossy(&o.stderr).into_owned())
+                        }
+                    }
+                    "losetup" => Ok("/dev/loop8\n".into()),
+                    _ => Ok(String::new()),
+                }),
+            );
+        let sys = System::new(SysRoot::new(tree), CommandRunner::with_exec(fake.clone()));
+        (sys, fake)
+    }
+
+    pub(crate) fn loop_policy() -> DiskPolicy {
+        DiskPolicy {
+            allow_non_usb: true,
+            min_size_bytes: 16 << 20,
+            ..DiskPolicy::default()
+        }
+    }
+
+    #[test]
+    fn a_blank_disk_is_prepared_with_these_commands_in_this_order() {
+        let tree = loop_tree(64);
+        let (sys, fake) = recording_system(tree.path());
+        let disk = crate::disk::find_disk(&sys.root, "loop7").unwrap();
+        let policy = loop_policy();
+        let plan = plan_preparation(&disk, &policy);
+        assert!(
+            matches!(plan, Preparation::Erase { named: false, .. }),
+            "{plan:?}"
+        );
+        let run = tempfile::tempdir().unwrap();
+        let opts = PrepareOptions {
+            partition_wait: Duration::ZERO,
+            use_partition_node: true,
+        };
+        let t = prepare_with(&disk, &plan, &policy, run.path(), &sys, &opts).unwrap();
+        let label = make_label(&disk, FsKind::Ext4);
+        let mp = run.path().join(format!("mnt/loop7-{}", disk.short_id()));
+        let expected = vec![
+            "parted -s -a optimal /dev/loop7 mklabel gpt mkpart spindle 1MiB 100%".to_string(),
+            "partprobe /dev/loop7".into(),
+            format!(
+                "losetup --find --show --offset 1048576 --sizelimit {} /dev/loop7",
+                (64 << 20) - (1 << 20) - 33 * 512
+            ),
+            format!(
+                "mkfs.ext4 -F -q -L {label} -E lazy_itable_init=0,lazy_journal_init=0 /dev/loop8"
+            ),
+            format!("mount -t ext4 -o noatime /dev/loop8 {}", mp.display()),
+        ];
+        assert_eq!(fake.calls(), expected);
+        assert_eq!(
+            t.commands, expected,
+            "the commands are recorded with the target"
+        );
+        assert_eq!(t.offset_loop.as_deref(), Some(Path::new("/dev/loop8")));
+        release(&t, &sys.runner).unwrap();
+        assert_eq!(
+            fake.calls()[expected.len()..],
+            [
+                format!("umount {}", mp.display()),
+                "losetup -d /dev/loop8".to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_disk_that_changed_since_the_scan_is_not_touched() {
+        let tree = loop_tree(64);
+        let (sys, fake) = recording_system(tree.path());
+        let disk = crate::disk::find_disk(&sys.root, "loop7").unwrap();
+        let policy = loop_policy();
+        let plan = plan_preparation(&disk, &policy);
+        // between the scan and the preparation, someone writes a filesystem onto it
+        let mut ext4 = vec![0u8; 4096];
+        ext4[1024 + 0x38..1024 + 0x3a].copy_from_slice(&[0x53, 0xef]);
+        std::fs::write(tree.path().join("dev/loop7"), &ext4).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(tree.path().join("dev/loop7"))
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let run = tempfile::tempdir().unwrap();
+        let e = prepare(&disk, &plan, &policy, run.path(), &sys).unwrap_err();
+        assert!(format!("{e:#}").contains("loop7"), "{e:#}");
+        assert!(fake.calls().is_empty(), "nothing ran: {:?}", fake.calls());
     }
 }

@@ -137,3 +137,94 @@ fn gather(req: &RunRequest, sys: &System, message: &dyn Fn(&str)) -> anyhow::Res
     prepared.skipped.splice(0..0, skipped);
     Ok(prepared)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provision::prepare::tests::{loop_policy, loop_tree, recording_system};
+    use crate::report::suite::{PhaseStatus, RunStatus, TargetKind};
+
+    const TINY: &str = "[[fileio]]\nfile_num = 2\ntotal_size = \"4M\"\nmodes = [\"rndrd\"]\nthreads = [1]\ntime = 1\ndrop_caches = false\n";
+
+    #[test]
+    fn a_named_disk_is_prepared_benchmarked_and_released_in_order() {
+        let tree = loop_tree(64);
+        let (sys, fake) = recording_system(tree.path());
+        let out = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let req = RunRequest {
+            run_id: "t".into(),
+            out_dir: out.path().join("bundle"),
+            work_dir: work.path().to_path_buf(),
+            profile: SuiteProfile::parse(TINY, "tiny", "tiny.toml").unwrap(),
+            source: TargetSource::Disks {
+                names: vec!["file:/t/disk.img".into()],
+                naming: Naming::Stable,
+            },
+            policy: loop_policy(),
+            stick_disk: None,
+            server: ServerOverrides::default(),
+            sample_interval: Duration::from_secs(5),
+        };
+        let r = execute(&req, &sys, &super::super::QuietObserver, &Controller::new()).unwrap();
+        assert_eq!(r.status, RunStatus::Complete);
+        let t = &r.targets[0];
+        assert_eq!((t.name.as_str(), t.kind), ("loop7", TargetKind::Disk));
+        assert!(
+            t.phases.iter().all(|p| p.status == PhaseStatus::Ok),
+            "{:?}",
+            t.phases
+        );
+        assert!(t.phases.iter().any(|p| p.result.is_some()));
+        let calls = fake.calls();
+        let programs: Vec<&str> = calls.iter().map(|c| c.split(' ').next().unwrap()).collect();
+        assert_eq!(
+            programs,
+            [
+                "parted",
+                "partprobe",
+                "losetup",
+                "mkfs.ext4",
+                "mount",
+                "umount",
+                "losetup"
+            ],
+            "prepare, then the suite, then release: {calls:?}"
+        );
+        assert_eq!(t.preparation.len(), 5);
+        assert!(out.path().join("bundle/results.json").is_file());
+        // the mount point spindle made is gone again
+        assert_eq!(
+            std::fs::read_dir(work.path().join("mnt")).unwrap().count(),
+            0
+        );
+    }
+
+    #[test]
+    fn nothing_to_benchmark_is_an_error_listing_every_disk_left_out() {
+        let tree = loop_tree(8); // smaller than the policy's minimum
+        let (sys, fake) = recording_system(tree.path());
+        let req = RunRequest {
+            run_id: "t".into(),
+            out_dir: "/nonexistent".into(),
+            work_dir: "/nonexistent".into(),
+            profile: SuiteProfile::parse(TINY, "tiny", "tiny.toml").unwrap(),
+            source: TargetSource::Disks {
+                names: vec!["file:/t/disk.img".into()],
+                naming: Naming::Stable,
+            },
+            policy: loop_policy(),
+            stick_disk: None,
+            server: ServerOverrides::default(),
+            sample_interval: Duration::from_secs(5),
+        };
+        let e = execute(&req, &sys, &super::super::QuietObserver, &Controller::new()).unwrap_err();
+        let m = format!("{e:#}");
+        assert!(m.contains("/dev/loop7") && m.contains("too small"), "{m}");
+        assert!(matches!(
+            e.downcast_ref::<RunError>(),
+            Some(RunError::NoTargets { .. })
+        ));
+        assert!(fake.calls().is_empty());
+    }
+}
