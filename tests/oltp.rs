@@ -223,6 +223,21 @@ async fn prepare_schema_statement_mixes_ignored_errors_and_cleanup() {
     let c = counters(&r);
     assert_eq!((c.reads, c.writes + c.other), (0, 30));
     assert!(c.writes >= 1, "the first DELETE must remove a row");
+    // The wake-up tuning really happened (it once silently did nothing: see db::sockets).
+    let tuned: u64 = r
+        .notes
+        .iter()
+        .find_map(|n| {
+            n.strip_prefix("writable wake-ups dropped on ")
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no wake-up note in {:?}", r.notes));
+    assert!(
+        tuned > 0,
+        "the tuning was applied to no socket: {:?}",
+        r.notes
+    );
 
     // Ignorable error: a side transaction holds every row of sbtest1; with
     // innodb_lock_wait_timeout=1 the UPDATEs fail with 1205, are counted and restarted.

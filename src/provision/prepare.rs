@@ -1,7 +1,7 @@
 //! Safe disk preparation: decide how a disk may be used (erase it, use an existing filesystem,
 //! or skip it), then partition/format/mount it, and release it afterwards.
 //!
-//! The rules (DESIGN.md, "Safety rules"): a disk is erased only if it is blank (no partition
+//! The rules (docs/ARCHITECTURE.md, "Disk safety rules"): a disk is erased only if it is blank (no partition
 //! table, no filesystem/RAID/LVM signature in its first and last MiB, read from the device right
 //! before erasing) or if the policy names it; otherwise an existing filesystem is used
 //! non-destructively in a `spindle/` directory when the policy allows, else the disk is skipped.

@@ -2,7 +2,7 @@
 //!
 //! Three roles: green, yellow, red. The on-board LEDs show green (ACT) and red (PWR) only;
 //! every pattern is told apart by green and red alone, yellow only adds detail (the phase).
-//! The table in docs/leds.md is generated from [`schedule`] by hand; the tests pin it down.
+//! README.md's table "What the LEDs say" follows [`schedule`]; the tests pin it down.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
