@@ -97,7 +97,13 @@ fn non_test_lines(text: &str) -> Vec<&str> {
     let lines: Vec<&str> = text.lines().collect();
     let end = lines
         .windows(2)
-        .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod "))
+        .position(|w| {
+            let next = w[1].trim_start();
+            w[0].trim() == "#[cfg(test)]"
+                && ["mod ", "pub mod ", "pub(crate) mod "]
+                    .iter()
+                    .any(|p| next.starts_with(p))
+        })
         .unwrap_or(lines.len());
     lines[..end].to_vec()
 }
