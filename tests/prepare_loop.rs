@@ -492,12 +492,14 @@ fn existing_filesystem_on_a_partition_the_kernel_does_not_show() {
     assert!(mount_options(&t.mount_point).is_none());
 }
 
-/// A second run finds the disk spindle formatted in the first: it holds data now, and is
-/// erased again only with `reerase_spindle_disks`.
+/// A second run finds the disk spindle formatted in the first: it is spindle's own scratch
+/// disk (its label, its marker, nothing but spindle's files) and is prepared again without being
+/// named, on a fresh filesystem. With one foreign file on it, it is a data disk: refused and
+/// left byte-for-byte unchanged.
 #[test]
-fn spindle_formatted_disk_is_reerased_only_when_allowed() {
+fn spindle_formatted_disk_is_reused_and_a_foreign_file_makes_it_a_data_disk() {
     let mut lab = Lab::new();
-    let (_img, dev) = lab.image("again.img", 64);
+    let (img, dev) = lab.image("again.img", 64);
     let policy = loop_policy();
     let sys = System::new(SysRoot::host(), CommandRunner::quiet());
     let runner = sys.runner.clone();
@@ -510,25 +512,38 @@ fn spindle_formatted_disk_is_reerased_only_when_allowed() {
         &sys,
     )
     .unwrap_or_else(|e| panic!("first prepare {dev}: {e:#}"));
+    // what a run leaves: spindle's work directory (and its marker) with files in it
+    let work = t.work_dir.join("spindle-work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join(".spindle-work"), "").unwrap();
+    std::fs::write(work.join("test_file.0"), vec![7u8; 4096]).unwrap();
     release(&t, &runner).unwrap();
 
     let disk = lab.disk(&dev);
-    match plan_preparation(&disk, &policy) {
-        Preparation::Skip { reason } => {
-            assert!(reason.contains("formatted by spindle earlier"), "{reason}")
-        }
-        other => panic!("second run must not erase without permission: {other:?}"),
-    }
-    let again = DiskPolicy {
-        reerase_spindle_disks: true,
-        ..loop_policy()
-    };
-    let plan = plan_preparation(&disk, &again);
-    assert!(
-        matches!(plan, Preparation::Erase { named: true, .. }),
-        "{plan:?}"
-    );
-    let t = prepare(&disk, &plan, &again, &lab.run_dir(), &sys)
+    let plan = plan_preparation(&disk, &policy);
+    assert!(matches!(plan, Preparation::Reuse { .. }), "{plan:?}");
+    let t = prepare(&disk, &plan, &policy, &lab.run_dir(), &sys)
         .unwrap_or_else(|e| panic!("second prepare {dev}: {e:#}"));
+    assert!(
+        t.commands.iter().any(|c| c.starts_with("mkfs.ext4")),
+        "a fresh filesystem: {:?}",
+        t.commands
+    );
+    assert!(
+        !t.work_dir.join("spindle-work").exists(),
+        "nothing of the first run is left"
+    );
+    // a person puts one file of their own on it
+    std::fs::write(t.work_dir.join("notes.txt"), "mine").unwrap();
     release(&t, &runner).unwrap();
+
+    let disk = lab.disk(&dev);
+    let plan = plan_preparation(&disk, &policy);
+    assert!(matches!(plan, Preparation::Reuse { .. }), "{plan:?}");
+    let before = sha256(&img);
+    let e = prepare(&disk, &plan, &policy, &lab.run_dir(), &sys).unwrap_err();
+    let m = format!("{e:#}");
+    assert!(m.contains("holds data") && m.contains("notes.txt"), "{m}");
+    assert_eq!(sha256(&img), before, "the disk is byte-for-byte unchanged");
+    assert!(mount_options(&lab.run_dir()).is_none());
 }

@@ -60,10 +60,11 @@ pub struct DiskPolicy {
     pub use_existing_filesystem: bool,
     /// Filesystem created when a disk is erased.
     pub filesystem: FsKind,
-    /// Erase again, without naming it, a disk whose only content is what spindle made on an
-    /// earlier run: one partition holding a filesystem labelled `spindle-…`. Off by default
-    /// (anything written there since would be lost).
-    pub reerase_spindle_disks: bool,
+    /// Prepare again, without naming it, a disk spindle formatted on an earlier run: one
+    /// partition with a filesystem labelled `spindle-…` whose marker names this disk and which
+    /// holds nothing but spindle's own files (checked read-only right before erasing; a single
+    /// foreign file and it is a data disk). On by default: the appliance's second run.
+    pub reuse_spindle_disks: bool,
 }
 
 impl Default for DiskPolicy {
@@ -76,7 +77,7 @@ impl Default for DiskPolicy {
             erase: Vec::new(),
             use_existing_filesystem: false,
             filesystem: FsKind::Ext4,
-            reerase_spindle_disks: false,
+            reuse_spindle_disks: true,
         }
     }
 }
@@ -183,6 +184,14 @@ pub enum TargetUse {
     /// Partition and format it. `named` is true when the configuration named it for erasing
     /// (it may hold data); false when it is blank.
     Erase { named: bool },
+    /// spindle's own scratch disk from an earlier run: check (read-only) that its filesystem on
+    /// `partition` holds only spindle's files and its marker names this disk, then partition
+    /// and format it again.
+    Reuse {
+        /// Kernel name of its one partition.
+        partition: String,
+        fs_type: String,
+    },
     /// Mount an existing filesystem and work in a `spindle/` directory on it.
     UseExisting {
         /// Kernel name of the partition (or the disk itself) holding the filesystem.
@@ -221,6 +230,12 @@ impl fmt::Display for Verdict {
                 how: TargetUse::Erase { named: true },
             } => write!(f, "eligible (named in erase: will be ERASED)"),
             Verdict::Eligible {
+                how: TargetUse::Reuse { partition, .. },
+            } => write!(
+                f,
+                "eligible (spindle's scratch disk from an earlier run: {partition} is checked to hold only spindle's files, then formatted again)"
+            ),
+            Verdict::Eligible {
                 how: TargetUse::UseExisting { device, fs_type },
             } => write!(
                 f,
@@ -248,7 +263,7 @@ fn describe_data(disk: &Disk) -> String {
     }
     if spindle_made(disk) {
         parts.push(
-            "formatted by spindle earlier; reerase_spindle_disks = true erases it again".into(),
+            "formatted by spindle earlier; reuse_spindle_disks = true prepares it again".into(),
         );
     }
     if parts.is_empty() && !disk.partitions.is_empty() {
@@ -278,8 +293,15 @@ pub fn intended_use(disk: &Disk, policy: &DiskPolicy) -> Result<TargetUse, Exclu
     if disk.looks_blank() {
         return Ok(TargetUse::Erase { named: false });
     }
-    if policy.names_for_erase(disk) || (policy.reerase_spindle_disks && spindle_made(disk)) {
+    if policy.names_for_erase(disk) {
         return Ok(TargetUse::Erase { named: true });
+    }
+    if policy.reuse_spindle_disks && spindle_made(disk) {
+        let p = &disk.partitions[0];
+        return Ok(TargetUse::Reuse {
+            partition: p.name.clone(),
+            fs_type: p.fs_type.clone().unwrap_or_default(),
+        });
     }
     if policy.use_existing_filesystem {
         let whole = disk
@@ -495,7 +517,7 @@ mod tests {
     }
 
     #[test]
-    fn spindle_formatted_disk_is_reerased_only_when_allowed() {
+    fn spindle_formatted_disk_is_reused_unless_turned_off() {
         let mut d = usb_disk();
         d.partition_table = Some("gpt".into());
         d.partitions.push(Partition {
@@ -504,20 +526,24 @@ mod tests {
             label: Some("spindle-a1234567".into()),
             ..Partition::default()
         });
-        let v = classify(&d, &DiskPolicy::default());
-        assert!(
-            v.to_string().contains("formatted by spindle earlier"),
-            "{v}"
-        );
-        let p = DiskPolicy {
-            reerase_spindle_disks: true,
-            ..DiskPolicy::default()
-        };
+        let p = DiskPolicy::default();
         assert_eq!(
             classify(&d, &p),
             Verdict::Eligible {
-                how: TargetUse::Erase { named: true }
+                how: TargetUse::Reuse {
+                    partition: "sda1".into(),
+                    fs_type: "ext4".into()
+                }
             }
+        );
+        let off = DiskPolicy {
+            reuse_spindle_disks: false,
+            ..DiskPolicy::default()
+        };
+        let v = classify(&d, &off);
+        assert!(
+            v.to_string().contains("formatted by spindle earlier"),
+            "{v}"
         );
         d.partitions[0].label = Some("photos".into());
         assert!(!classify(&d, &p).is_eligible());

@@ -2,3 +2,4 @@
 
 pub mod mysqld;
 pub mod prepare;
+pub mod scratch;

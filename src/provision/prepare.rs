@@ -32,6 +32,16 @@ pub enum Preparation {
         label: String,
         named: bool,
     },
+    /// spindle's scratch disk from an earlier run: check read-only that the `fs_type`
+    /// filesystem on `partition` holds only spindle's files and its marker names this disk,
+    /// then erase it like a blank disk (a fresh filesystem: results never depend on what the
+    /// previous run left).
+    Reuse {
+        filesystem: FsKind,
+        label: String,
+        partition: String,
+        fs_type: String,
+    },
     /// Mount the existing filesystem on `device` (a partition or the whole disk, kernel name)
     /// and work in a `spindle/` directory on it, removed by [`release`].
     UseExisting { device: String, fs_type: String },
@@ -84,20 +94,28 @@ pub fn plan_preparation(disk: &Disk, policy: &DiskPolicy) -> Preparation {
             named,
         },
         Verdict::Eligible {
+            how: TargetUse::Reuse { partition, fs_type },
+        } => Preparation::Reuse {
+            filesystem: policy.filesystem,
+            label: make_label(disk, policy.filesystem),
+            partition,
+            fs_type,
+        },
+        Verdict::Eligible {
             how: TargetUse::UseExisting { device, fs_type },
         } => Preparation::UseExisting { device, fs_type },
     }
 }
 
 /// Runs commands and records their command lines.
-struct Recorder<'a> {
+pub(super) struct Recorder<'a> {
     runner: &'a CommandRunner,
-    root: &'a SysRoot,
+    pub(super) root: &'a SysRoot,
     commands: Vec<String>,
 }
 
 impl Recorder<'_> {
-    fn run(&mut self, program: &str, args: &[&str]) -> anyhow::Result<String> {
+    pub(super) fn run(&mut self, program: &str, args: &[&str]) -> anyhow::Result<String> {
         self.commands.push(display_command(program, args));
         let out = self.runner.run(program, args)?;
         Ok(out.stdout)
@@ -106,14 +124,14 @@ impl Recorder<'_> {
 
 /// What has been set up so far, so a failure can undo it.
 #[derive(Default)]
-struct Undo {
-    mounted: Option<PathBuf>,
-    offset_loop: Option<PathBuf>,
-    created_mount_dir: Option<PathBuf>,
+pub(super) struct Undo {
+    pub(super) mounted: Option<PathBuf>,
+    pub(super) offset_loop: Option<PathBuf>,
+    pub(super) created_mount_dir: Option<PathBuf>,
 }
 
 impl Undo {
-    fn run(&mut self, rec: &mut Recorder<'_>) {
+    pub(super) fn run(&mut self, rec: &mut Recorder<'_>) {
         if let Some(mp) = self.mounted.take() {
             let _ = rec.run("umount", &[&mp.to_string_lossy()]);
         }
@@ -167,7 +185,13 @@ fn recheck(
         // A named disk that has become blank may still be erased.
         Verdict::Eligible {
             how: TargetUse::Erase { .. },
-        } if matches!(expected, TargetUse::Erase { named: true }) => Ok(fresh),
+        } if matches!(
+            expected,
+            TargetUse::Erase { named: true } | TargetUse::Reuse { .. }
+        ) =>
+        {
+            Ok(fresh)
+        }
         Verdict::Eligible { how } => bail!(
             "{dev} changed since the disk scan: it would now be used as {how:?}, not {expected:?}; not touching it"
         ),
@@ -205,7 +229,7 @@ fn wait_for_partition(
     }
 }
 
-fn mount_dir(run_dir: &Path, disk: &Disk) -> PathBuf {
+pub(super) fn mount_dir(run_dir: &Path, disk: &Disk) -> PathBuf {
     run_dir
         .join("mnt")
         .join(format!("{}-{}", disk.name, disk.short_id()))
@@ -219,6 +243,8 @@ pub struct PrepareOptions {
     /// Use the kernel's partition node when it appears (default true). False always uses a loop
     /// device over the partition's byte range, the fallback for devices without partition nodes.
     pub use_partition_node: bool,
+    /// The run the disk is prepared for (recorded in the disk's marker).
+    pub run_id: Option<String>,
 }
 
 impl Default for PrepareOptions {
@@ -226,6 +252,7 @@ impl Default for PrepareOptions {
         PrepareOptions {
             partition_wait: Duration::from_secs(5),
             use_partition_node: true,
+            run_id: None,
         }
     }
 }
@@ -272,6 +299,7 @@ pub fn prepare_with(
                 fs: *filesystem,
                 label,
                 named: *named,
+                expect: TargetUse::Erase { named: *named },
             },
             policy,
             run_dir,
@@ -279,6 +307,35 @@ pub fn prepare_with(
             &mut rec,
             &mut undo,
         ),
+        Preparation::Reuse {
+            filesystem,
+            label,
+            partition,
+            fs_type,
+        } => {
+            let expect = TargetUse::Reuse {
+                partition: partition.clone(),
+                fs_type: fs_type.clone(),
+            };
+            let fresh = recheck(rec.root, disk, policy, &expect)?;
+            super::scratch::check_own(&fresh, partition, fs_type, run_dir, &mut rec, &mut undo)
+                .and_then(|()| {
+                    erase(
+                        disk,
+                        &Erase {
+                            fs: *filesystem,
+                            label,
+                            named: true,
+                            expect,
+                        },
+                        policy,
+                        run_dir,
+                        opts,
+                        &mut rec,
+                        &mut undo,
+                    )
+                })
+        }
         Preparation::UseExisting { device, fs_type } => {
             use_existing(disk, device, fs_type, policy, run_dir, &mut rec, &mut undo)
         }
@@ -361,8 +418,11 @@ fn partition(
 struct Erase<'a> {
     fs: FsKind,
     label: &'a str,
-    /// The policy named the disk (it may hold data).
+    /// The disk may hold something (named in erase, or spindle's checked scratch disk): wipe
+    /// its signatures instead of requiring it blank.
     named: bool,
+    /// What the re-check must still find.
+    expect: TargetUse,
 }
 
 fn erase(
@@ -385,7 +445,7 @@ fn erase(
     })?;
     require_tool(rec, "parted", "parted")?;
     require_tool(rec, "losetup", "mount (util-linux)")?;
-    let fresh = recheck(rec.root, disk, policy, &TargetUse::Erase { named })?;
+    let fresh = recheck(rec.root, disk, policy, &how.expect)?;
     let node = rec.root.path(&fresh.path);
 
     // Last look at the bytes, immediately before writing.
@@ -433,6 +493,7 @@ fn erase(
     let mps = mp.to_string_lossy().into_owned();
     rec.run("mount", &["-t", fs.name(), "-o", "noatime", &d, &mps])?;
     undo.mounted = Some(mp.clone());
+    super::scratch::write_marker(&mp, &fresh, how.label, opts.run_id.as_deref())?;
     let t = PreparedTarget {
         disk: fresh.name.clone(),
         device,
@@ -448,26 +509,15 @@ fn erase(
     Ok(t)
 }
 
-fn use_existing(
-    disk: &Disk,
+/// The block device of `device` (the disk itself, or one of its partitions: the kernel's node,
+/// else a loop device over the partition's bytes, recorded in `undo`).
+pub(super) fn partition_device(
+    fresh: &Disk,
     device: &str,
-    fs_type: &str,
-    policy: &DiskPolicy,
-    run_dir: &Path,
     rec: &mut Recorder<'_>,
     undo: &mut Undo,
-) -> anyhow::Result<PreparedTarget> {
-    require_tool(rec, "mount", "mount (util-linux)")?;
-    let fresh = recheck(
-        rec.root,
-        disk,
-        policy,
-        &TargetUse::UseExisting {
-            device: device.to_string(),
-            fs_type: fs_type.to_string(),
-        },
-    )?;
-    let node = if device == fresh.name {
+) -> anyhow::Result<PathBuf> {
+    Ok(if device == fresh.name {
         fresh.path.clone()
     } else {
         let p = fresh
@@ -500,7 +550,29 @@ fn use_existing(
             undo.offset_loop = Some(l.clone());
             l
         }
-    };
+    })
+}
+
+fn use_existing(
+    disk: &Disk,
+    device: &str,
+    fs_type: &str,
+    policy: &DiskPolicy,
+    run_dir: &Path,
+    rec: &mut Recorder<'_>,
+    undo: &mut Undo,
+) -> anyhow::Result<PreparedTarget> {
+    require_tool(rec, "mount", "mount (util-linux)")?;
+    let fresh = recheck(
+        rec.root,
+        disk,
+        policy,
+        &TargetUse::UseExisting {
+            device: device.to_string(),
+            fs_type: fs_type.to_string(),
+        },
+    )?;
+    let node = partition_device(&fresh, device, rec, undo)?;
     let mp = mount_dir(run_dir, &fresh);
     std::fs::create_dir_all(&mp)
         .with_context(|| format!("could not create mount point {}", mp.display()))?;
@@ -763,6 +835,15 @@ pub(crate) mod tests {
                         }
                     }
                     "losetup" => Ok("/dev/loop8\n".into()),
+                    // what was "mounted" there goes away with the unmount
+                    "umount" => {
+                        let dir = std::fs::read_dir(&a[a.len() - 1]);
+                        for e in dir.into_iter().flatten().flatten() {
+                            let _ = std::fs::remove_dir_all(e.path());
+                            let _ = std::fs::remove_file(e.path());
+                        }
+                        Ok(String::new())
+                    }
                     _ => Ok(String::new()),
                 }),
             );
@@ -793,6 +874,7 @@ pub(crate) mod tests {
         let opts = PrepareOptions {
             partition_wait: Duration::ZERO,
             use_partition_node: true,
+            run_id: Some("r1".into()),
         };
         let t = prepare_with(&disk, &plan, &policy, run.path(), &sys, &opts).unwrap();
         let label = make_label(&disk, FsKind::Ext4);
@@ -815,6 +897,11 @@ pub(crate) mod tests {
             "the commands are recorded with the target"
         );
         assert_eq!(t.offset_loop.as_deref(), Some(Path::new("/dev/loop8")));
+        let marker: crate::provision::scratch::DiskMarker = serde_json::from_str(
+            &std::fs::read_to_string(mp.join(crate::provision::scratch::DISK_MARKER)).unwrap(),
+        )
+        .unwrap();
+        assert!(marker.names(&disk) && marker.run_id.as_deref() == Some("r1"));
         release(&t, &sys.runner).unwrap();
         assert_eq!(
             fake.calls()[expected.len()..],

@@ -133,7 +133,7 @@ fn gather(req: &RunRequest, sys: &System, message: &dyn Fn(&str)) -> anyhow::Res
         message(&format!("skipping {} ({}): {}", s.device, s.id, s.reason));
     }
     let skipped = std::mem::take(&mut plan.skipped);
-    let mut prepared = prepare_disks(plan, &req.work_dir, sys, message);
+    let mut prepared = prepare_disks(plan, &req.work_dir, &req.run_id, sys, message);
     prepared.skipped.splice(0..0, skipped);
     Ok(prepared)
 }
@@ -194,10 +194,12 @@ mod tests {
         assert_eq!(t.preparation.len(), 5);
         assert!(out.path().join("bundle/results.json").is_file());
         // the mount point spindle made is gone again
-        assert_eq!(
-            std::fs::read_dir(work.path().join("mnt")).unwrap().count(),
-            0
-        );
+        let left: Vec<_> = std::fs::read_dir(work.path().join("mnt"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

@@ -25,8 +25,7 @@ use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Marker file in a work directory spindle created (so it only ever removes its own).
-const WORK_MARKER: &str = ".spindle-work";
+use crate::provision::scratch::{WORK_DIR, WORK_MARKER};
 
 /// Receives progress (the CLI prints it; the appliance drives LEDs from it). Called from the
 /// suite's thread.
@@ -397,7 +396,7 @@ fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
             dir.display()
         );
     }
-    let work = dir.join("spindle-work");
+    let work = dir.join(WORK_DIR);
     if work.exists() {
         if !work.join(WORK_MARKER).exists() {
             bail!(

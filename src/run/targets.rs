@@ -139,12 +139,17 @@ pub struct PreparedDisks {
 pub fn prepare_disks(
     plan: DiskPlan,
     work_dir: &Path,
+    run_id: &str,
     sys: &System,
     message: &dyn Fn(&str),
 ) -> PreparedDisks {
     let mut out = PreparedDisks::default();
+    let opts = prepare::PrepareOptions {
+        run_id: Some(run_id.to_string()),
+        ..prepare::PrepareOptions::default()
+    };
     for (d, p) in plan.planned {
-        match prepare::prepare(&d, &p, &plan.policy, work_dir, sys) {
+        match prepare::prepare_with(&d, &p, &plan.policy, work_dir, sys, &opts) {
             Ok(t) => {
                 out.targets.push(TargetSpec {
                     name: d.name.clone(),
