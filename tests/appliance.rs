@@ -491,6 +491,35 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
     let runs = dir.path().join("runs");
     let old = runs.join("20260101-000000-pi");
     std::fs::create_dir_all(&old).unwrap();
+    // A dead run's leftovers in the work directory: an empty mount-point folder.
+    let leftover = runs.join(".work/20260101-000000-pi/mnt/sdb-x");
+    std::fs::create_dir_all(&leftover).unwrap();
+    use spindle::report::suite::{PhaseResult, TargetResult};
+    let phase = |name: &str, status| PhaseResult {
+        name: name.into(),
+        phase: None,
+        status,
+        started_s: 0.0,
+        seconds: 0.0,
+        error: None,
+        notes: vec![],
+        result: None,
+    };
+    let target = |name: &str, phases| TargetResult {
+        name: name.into(),
+        path: format!("/mnt/{name}"),
+        kind: TargetKind::Disk,
+        description: String::new(),
+        disk: None,
+        preparation: vec![],
+        server: None,
+        smart: None,
+        usb_trouble: None,
+        state_before: None,
+        state_after: None,
+        samples: vec![],
+        phases,
+    };
     let doc = spindle::report::suite::SuiteResult {
         schema_version: spindle::report::suite::SUITE_SCHEMA_VERSION,
         tool: spindle::report::ToolInfo::spindle("1.0"),
@@ -501,7 +530,18 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
         status: RunStatus::Running,
         profile: Default::default(),
         environment: None,
-        targets: vec![],
+        // the first disk mid-fileio, the second prepared and not reached
+        targets: vec![
+            target(
+                "sda",
+                vec![
+                    phase("system-state-before", PhaseStatus::Ok),
+                    phase("fileio-prepare", PhaseStatus::Ok),
+                    phase("fileio-seqwr-t4", PhaseStatus::Running),
+                ],
+            ),
+            target("sdb", vec![]),
+        ],
         skipped: vec![],
     };
     spindle::report::suite::write_bundle(&old, &doc).unwrap();
@@ -511,6 +551,22 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
     a.wait(30, "safe to remove", |p| *p == Pattern::SafeToRemove);
     assert_eq!(results_status(&old), "interrupted");
     assert!(old.join(".copied-to-stick").exists());
+    let r = spindle::report::suite::SuiteResult::from_json(
+        &std::fs::read_to_string(old.join("results.json")).unwrap(),
+        "results.json",
+    )
+    .unwrap();
+    let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["sda", "sdb"], "every prepared target is listed");
+    let last = r.targets[0].phases.last().unwrap();
+    assert_eq!(
+        (last.name.as_str(), last.status),
+        ("fileio-seqwr-t4", PhaseStatus::Interrupted)
+    );
+    assert!(
+        !leftover.exists(),
+        "the dead run's mount-point folder is cleared"
+    );
     a.stop();
     assert_eq!(
         stick_listing(&stick),
@@ -677,4 +733,61 @@ fn a_run_that_cannot_start_or_crashes_shows_error_and_keeps_a_note() {
         let log = a.stop();
         assert!(log.history().contains(&Some(Pattern::Error)));
     }
+}
+
+#[test]
+fn a_run_with_only_a_data_disk_leaves_a_note_on_the_stick_saying_why() {
+    require_root();
+    let images = tempfile::tempdir().unwrap();
+    let data = LoopDevice::new(images.path(), "data", 1200);
+    sh("mkfs.ext4", &["-q", "-L", "mydata", data.dev()]);
+    let before = data.sha256();
+    let label = unique_label();
+    let stick = LoopStick::new(STICK_FS, &label, 8 * 1024, |_| {});
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Appliance::settings(dir.path(), &label, 1);
+    s.appliance.targets.clear();
+    s.appliance.disks = vec![data.stable_id()];
+    let app = Appliance::start_with(dir, s);
+    app.wait(10, "no usable disk", |p| *p == Pattern::NoDisks);
+    assert_eq!(app.send(ControlCommand::Start), "ok: run started");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let copied = |app: &Appliance| {
+        app.runs()
+            .iter()
+            .any(|r| app.runs_dir().join(r).join(".copied-to-stick").exists())
+    };
+    while !copied(&app) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the note never reached the stick"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let runs = app.runs();
+    let log = app.stop();
+    assert!(
+        log.history().contains(&Some(Pattern::NoDisks)),
+        "nothing to do shows as no usable disks"
+    );
+    let h = log.history();
+    let after_copy = h
+        .iter()
+        .skip_while(|p| **p != Some(Pattern::Copying))
+        .nth(1);
+    assert_eq!(
+        after_copy,
+        Some(&Some(Pattern::NoDisks)),
+        "after the copy: no usable disks, not a plain success: {h:?}"
+    );
+    let summary = stick.with_mounted(true, |root| {
+        std::fs::read_to_string(root.join("spindle").join(&runs[0]).join("summary.txt"))
+            .expect("the note is on the stick")
+    });
+    assert!(summary.contains("NOTHING WAS BENCHMARKED"), "{summary}");
+    assert!(
+        summary.contains(data.dev()) && summary.contains("holds data"),
+        "{summary}"
+    );
+    assert_eq!(data.sha256(), before, "the data disk is untouched");
 }

@@ -96,10 +96,41 @@ impl RunLauncher for SuiteLauncher {
         let result = crate::run::execute(req, &self.sys, observer, stop)?;
         Ok(match result.status {
             RunStatus::Aborted => RunOutcome::Aborted,
+            RunStatus::NoTargets => RunOutcome::NothingToDo,
             _ => RunOutcome::Completed {
                 failed_phases: result.failures().count(),
             },
         })
+    }
+}
+
+/// What a run cut short by a power loss or crash left in the work directory (`.work` of the
+/// runs directory): mounts of its disks (unmounted lazily) and mount-point folders (removed
+/// when empty; a folder that still holds files is left alone and reported).
+fn clear_dead_runs(work: &Path, settings: &ApplianceSettings, runner: &CommandRunner) {
+    if !work.exists() {
+        return;
+    }
+    let root = SysRoot::new(&settings.appliance.sysroot);
+    let mounts = root.read_string("/proc/self/mounts").unwrap_or_default();
+    let mut under: Vec<&str> = mounts
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|mp| Path::new(mp).starts_with(work))
+        .collect();
+    under.sort_by_key(|mp| std::cmp::Reverse(mp.len()));
+    for mp in under {
+        eprintln!("spindle: unmounting {mp}, left by an interrupted run");
+        if let Err(e) = runner.run("umount", &["-l", mp]) {
+            eprintln!("spindle: {e:#}");
+        }
+    }
+    remove_empty_dirs(work);
+    if work.exists() {
+        eprintln!(
+            "spindle: '{}' still holds files of an earlier run; they are kept",
+            work.display()
+        );
     }
 }
 
@@ -463,6 +494,7 @@ pub fn run_daemon(
         eprintln!("spindle: run {id} was interrupted (power loss or crash); it is kept and will be copied to the stick");
     }
     sink::stick::clear_stale_mount(&settings.stick.mount_dir, &CommandRunner::new());
+    clear_dead_runs(&store.dir().join(".work"), &settings, &CommandRunner::new());
     let (tx, rx): (Sender<Msg>, Receiver<Msg>) = mpsc::channel();
     let listener = bind_control(&settings.appliance.control_socket)?;
     let quit = Arc::new(AtomicBool::new(false));
@@ -570,9 +602,16 @@ impl Daemon {
     /// The loop: messages in, polls on time, until a signal and no run or copy left.
     fn serve(&mut self, rx: &Receiver<Msg>, stop: &Controller) {
         let poll_every = Duration::from_millis(self.settings.appliance.poll_interval_ms);
+        let settle = Duration::from_millis(self.settings.appliance.settle_ms);
+        let booted = Instant::now();
+        let mut settled = false;
         let mut last_poll = Instant::now();
         let mut exiting = false;
         loop {
+            if !settled && booted.elapsed() >= settle {
+                settled = true;
+                self.handle(Event::Settled);
+            }
             if stop.stop_requested() && !exiting {
                 eprintln!("spindle: signal received, stopping");
                 self.handle(Event::Signal);

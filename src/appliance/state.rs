@@ -12,6 +12,8 @@ use crate::status::{Pattern, Phase, StickProblem};
 pub enum RunOutcome {
     /// Every phase ran (some may have failed; see `failed_phases`).
     Completed { failed_phases: usize },
+    /// Nothing was benchmarked: every disk was left out (the bundle says why).
+    NothingToDo,
     /// The suite could not run at all.
     Failed,
     /// Stopped by a long press, `spindle abort` or a signal.
@@ -60,6 +62,9 @@ pub struct State {
     pub pending: usize,
     /// Start a run as soon as there are disks (autostart, until the first run starts).
     pub autostart_armed: bool,
+    /// Disks had time to appear since boot: autostart now runs even with none (to leave a note
+    /// saying why no disk could be used).
+    pub settled: bool,
 }
 
 impl Default for State {
@@ -70,6 +75,7 @@ impl Default for State {
             disks: 0,
             pending: 0,
             autostart_armed: false,
+            settled: false,
         }
     }
 }
@@ -112,6 +118,8 @@ pub enum Event {
         remaining: usize,
         problem: Option<StickProblem>,
     },
+    /// Long enough after boot for USB disks to have appeared.
+    Settled,
     /// SIGTERM/SIGINT.
     Signal,
 }
@@ -148,12 +156,26 @@ pub fn pattern(s: &State) -> Pattern {
             },
             _,
         ) => Pattern::Error,
+        (
+            Mode::Finished {
+                outcome: RunOutcome::NothingToDo,
+            },
+            _,
+        ) => Pattern::NoDisks,
+        (Mode::Finished { outcome }, Stick::Copied) if failures(outcome) => {
+            Pattern::SafeToRemoveWithFailures
+        }
         (_, Stick::Copied) => Pattern::SafeToRemove,
+        (Mode::Finished { outcome }, _) if failures(outcome) => Pattern::DoneWithFailures,
         (Mode::Finished { .. }, _) => Pattern::Done,
         (Mode::ShuttingDown, _) => Pattern::Done,
         (Mode::Idle, _) if s.disks == 0 => Pattern::NoDisks,
         (Mode::Idle, _) => Pattern::Ready { disks: s.disks },
     }
+}
+
+fn failures(outcome: RunOutcome) -> bool {
+    matches!(outcome, RunOutcome::Completed { failed_phases } if failed_phases > 0)
 }
 
 fn can_copy(s: &State) -> bool {
@@ -167,7 +189,8 @@ fn can_copy(s: &State) -> bool {
 /// Starts a run if possible, else says why not.
 fn try_start(s: &mut State, acts: &mut Vec<Action>) {
     match s.mode {
-        Mode::Idle | Mode::Finished { .. } if s.disks > 0 && s.stick != Stick::Copying => {
+        // With no disk a run still starts: it leaves a note saying why every disk was left out.
+        Mode::Idle | Mode::Finished { .. } if s.stick != Stick::Copying => {
             s.mode = Mode::Running {
                 phase: Phase::Prepare,
                 aborting: false,
@@ -181,11 +204,8 @@ fn try_start(s: &mut State, acts: &mut Vec<Action>) {
         Mode::Running { .. } => acts.push(Action::Refuse("a run is already in progress".into())),
         Mode::Booting => acts.push(Action::Refuse("still scanning disks; try again".into())),
         Mode::ShuttingDown => acts.push(Action::Refuse("the daemon is stopping".into())),
-        _ if s.stick == Stick::Copying => acts.push(Action::Refuse(
-            "results are being copied to the stick; try again when it is safe to remove".into(),
-        )),
         _ => acts.push(Action::Refuse(
-            "no eligible disk is attached (see `spindle disks`)".into(),
+            "results are being copied to the stick; try again when it is safe to remove".into(),
         )),
     }
 }
@@ -227,6 +247,7 @@ pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
             }
         }
         Event::DisksChanged { disks } => s.disks = disks,
+        Event::Settled => s.settled = true,
         Event::StickInserted { config_ok } => {
             s.stick = if config_ok {
                 Stick::Present
@@ -313,7 +334,7 @@ fn finish_step(state: State, mut s: State, mut acts: Vec<Action>) -> (State, Vec
         s.stick = Stick::Copying;
         acts.push(Action::CopyToStick);
     }
-    if s.autostart_armed && s.mode == Mode::Idle && s.disks > 0 {
+    if s.autostart_armed && s.mode == Mode::Idle && (s.disks > 0 || s.settled) {
         try_start(&mut s, &mut acts);
     }
     let before = pattern(&state);
@@ -432,7 +453,7 @@ mod tests {
     }
 
     #[test]
-    fn short_press_starts_only_when_idle_with_disks() {
+    fn short_press_starts_when_idle() {
         let (s, a) = step(idle(1), Event::ButtonShort);
         assert!(has(&a, &Action::StartRun));
         assert_eq!(
@@ -442,9 +463,10 @@ mod tests {
             })
         );
         assert!(matches!(s.mode, Mode::Running { .. }));
+        // with no disk the run starts too: it leaves a note saying why each disk was left out
         let (s, a) = step(idle(0), Event::ButtonShort);
-        assert_eq!(s.mode, Mode::Idle);
-        assert!(refused(&a), "the reason is logged");
+        assert!(matches!(s.mode, Mode::Running { .. }));
+        assert!(has(&a, &Action::StartRun));
         let (s, a) = step(running(), Event::ButtonShort);
         assert_eq!(s, running());
         assert!(a.is_empty(), "short presses during a run are ignored");
@@ -460,8 +482,6 @@ mod tests {
             a,
             vec![Action::Refuse("a run is already in progress".into())]
         );
-        let (_, a) = step(idle(0), Event::StartRequested);
-        assert!(refused(&a));
         let (_, a) = step(State::default(), Event::StartRequested);
         assert!(refused(&a));
         let copying = State {
@@ -562,11 +582,18 @@ mod tests {
         let (s, a) = step(
             running(),
             Event::RunFinished {
-                outcome: RunOutcome::Completed { failed_phases: 1 },
+                outcome: RunOutcome::Completed { failed_phases: 0 },
             },
         );
         assert_eq!(a, vec![Action::Show(Pattern::Done)]);
         assert_eq!(s.pending, 1);
+        let (_, a) = step(
+            running(),
+            Event::RunFinished {
+                outcome: RunOutcome::Completed { failed_phases: 1 },
+            },
+        );
+        assert_eq!(a, vec![Action::Show(Pattern::DoneWithFailures)]);
         let (s, a) = step(
             running(),
             Event::RunFinished {
@@ -773,5 +800,57 @@ mod tests {
         assert!(!has(&a, &Action::CopyToStick));
         let (_, a) = step(idle(1), Event::Signal);
         assert!(!has(&a, &Action::AbortRun) && has(&a, &Action::Exit));
+    }
+
+    #[test]
+    fn autostart_with_no_disk_waits_until_settled_then_leaves_a_note() {
+        let (s, a) = step(
+            State::default(),
+            Event::Booted {
+                disks: 0,
+                pending: 0,
+                autostart: true,
+            },
+        );
+        assert!(!has(&a, &Action::StartRun), "disks may still be appearing");
+        let (s, a) = step(s, Event::Settled);
+        assert!(has(&a, &Action::StartRun));
+        // nothing to do: "no usable disks", also once the note is on the stick
+        let (s, a) = step(
+            s,
+            Event::RunFinished {
+                outcome: RunOutcome::NothingToDo,
+            },
+        );
+        assert_eq!(a[0], Action::Show(Pattern::NoDisks));
+        let (s, _) = step(s, Event::StickInserted { config_ok: true });
+        let (_, a) = step(
+            s,
+            Event::CopyFinished {
+                remaining: 0,
+                problem: None,
+            },
+        );
+        assert!(!a.contains(&Action::Show(Pattern::SafeToRemove)), "{a:?}");
+    }
+
+    #[test]
+    fn failures_show_until_the_stick_is_safe_to_remove() {
+        let (s, a) = step(
+            running(),
+            Event::RunFinished {
+                outcome: RunOutcome::Completed { failed_phases: 2 },
+            },
+        );
+        assert_eq!(a[0], Action::Show(Pattern::DoneWithFailures));
+        let (s, _) = step(s, Event::StickInserted { config_ok: true });
+        let (_, a) = step(
+            s,
+            Event::CopyFinished {
+                remaining: 0,
+                problem: None,
+            },
+        );
+        assert_eq!(a[0], Action::Show(Pattern::SafeToRemoveWithFailures));
     }
 }

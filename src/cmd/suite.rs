@@ -122,6 +122,12 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     let result = result?;
     print!("{}", crate::report::summary::render_summary(&result));
     println!("\nResults bundle: {}", out.display());
+    if result.status == RunStatus::NoTargets {
+        bail!(
+            "nothing was benchmarked: {}",
+            crate::run::assemble::describe_no_targets(&result.skipped)
+        );
+    }
     let failed = result
         .targets
         .iter()

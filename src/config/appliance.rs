@@ -31,6 +31,10 @@ pub struct ApplianceConfig {
     pub sysroot: PathBuf,
     /// How often disks and sticks are polled, in milliseconds.
     pub poll_interval_ms: u64,
+    /// How long after boot USB disks may still be appearing, in milliseconds. With
+    /// `autostart`, a boot that finds no usable disk runs (and leaves a note on the stick
+    /// saying why) only after this.
+    pub settle_ms: u64,
     /// Runs already copied to a stick that stay on the SD card (older ones are deleted).
     /// Runs not yet copied are never deleted.
     pub keep_copied_runs: usize,
@@ -51,6 +55,7 @@ impl Default for ApplianceConfig {
             control_socket: PathBuf::from("/run/spindle/control.sock"),
             sysroot: PathBuf::from("/"),
             poll_interval_ms: 1000,
+            settle_ms: 20_000,
             keep_copied_runs: 20,
             targets: Vec::new(),
             disks: Vec::new(),

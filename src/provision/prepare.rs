@@ -582,13 +582,25 @@ fn use_existing(
     rec.run("mount", &["-t", fs_type, "-o", "noatime", &d, &mps])?;
     undo.mounted = Some(mp.clone());
     let work = mp.join("spindle");
-    if work.exists() {
+    let marker = super::scratch::WORK_MARKER;
+    if work.join(marker).is_file() {
+        // spindle's own folder, left by a run that was cut short
+        std::fs::remove_dir_all(&work).with_context(|| {
+            format!("could not clear {}, left by an earlier run", work.display())
+        })?;
+    } else if work.exists() {
         bail!(
-            "{} already exists on {d} (left from an earlier run?): spindle only removes a spindle/ folder it created; delete it yourself or choose another disk",
+            "{} already exists on {d} and was not made by spindle: spindle only removes a spindle/ folder it created; rename it or choose another disk",
             work.display()
         );
     }
     std::fs::create_dir(&work)
+        .and_then(|()| {
+            std::fs::write(
+                work.join(marker),
+                "spindle work folder; removed after the run\n",
+            )
+        })
         .with_context(|| format!("could not create {} ({d} is not writable?)", work.display()))?;
     let t = PreparedTarget {
         disk: fresh.name.clone(),

@@ -29,6 +29,8 @@ pub enum RunStatus {
     Aborted,
     /// Found still `running` after a restart: power loss or crash.
     Interrupted,
+    /// Nothing was benchmarked: every disk seen was left out (the bundle says why, per disk).
+    NoTargets,
 }
 
 /// How a phase ended.
@@ -41,6 +43,8 @@ pub enum PhaseStatus {
     Skipped,
     /// Cut short or not started because the run was stopped.
     Aborted,
+    /// Started and not finished yet (what a bundle says while the phase runs).
+    Running,
     /// In progress when the machine lost power or crashed.
     Interrupted,
 }
@@ -70,8 +74,8 @@ macro_rules! words {
         }
     };
 }
-words!(RunStatus { Running => "running", Complete => "complete", Aborted => "aborted", Interrupted => "interrupted" });
-words!(PhaseStatus { Ok => "ok", Failed => "failed", Skipped => "skipped", Aborted => "aborted", Interrupted => "interrupted" });
+words!(RunStatus { Running => "running", Complete => "complete", Aborted => "aborted", Interrupted => "interrupted", NoTargets => "no_targets" });
+words!(PhaseStatus { Ok => "ok", Failed => "failed", Skipped => "skipped", Aborted => "aborted", Running => "running", Interrupted => "interrupted" });
 words!(TargetKind { Disk => "disk", Directory => "directory" });
 
 /// The profile a run used, as written.
@@ -214,6 +218,23 @@ impl SuiteResult {
         }
         serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("'{origin}': malformed results document: {e}"))
+    }
+
+    /// After a power loss or crash: the run and the phase that was running are marked
+    /// interrupted. Returns whether the run was still running.
+    pub fn mark_interrupted(&mut self) -> bool {
+        if self.status != RunStatus::Running {
+            return false;
+        }
+        self.status = RunStatus::Interrupted;
+        for p in self.targets.iter_mut().flat_map(|t| t.phases.iter_mut()) {
+            if p.status == PhaseStatus::Running {
+                p.status = PhaseStatus::Interrupted;
+                p.error =
+                    Some("the machine lost power or spindle stopped while this phase ran".into());
+            }
+        }
+        true
     }
 
     /// Phases that failed, with their target's name.

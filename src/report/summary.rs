@@ -49,6 +49,12 @@ pub(crate) fn figures(r: &BenchResult) -> Figures {
 pub fn render_summary(s: &SuiteResult) -> String {
     let mut out = String::new();
     header(&mut out, s);
+    if s.status == super::suite::RunStatus::NoTargets {
+        let _ = writeln!(
+            out,
+            "\nNOTHING WAS BENCHMARKED: no disk could be used. Every disk spindle saw is listed\nbelow with the reason and what to do."
+        );
+    }
     targets(&mut out, s);
     if !s.skipped.is_empty() {
         let _ = writeln!(out, "\nSkipped disks:");

@@ -12,6 +12,7 @@ use crate::config::profile::SuiteProfile;
 use crate::disk::{DiskPolicy, Naming};
 use crate::engine::Controller;
 use crate::report::suite::{Skipped, SuiteResult};
+
 use crate::sys::System;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,15 +40,13 @@ pub struct RunRequest {
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// Nothing to benchmark: every disk seen was left out (with the reasons).
-    #[error("no benchmark target: {}", describe_no_targets(.skipped))]
-    NoTargets { skipped: Vec<Skipped> },
     /// A disk named on the command line does not exist.
     #[error("no block device matches '{0}' (use /dev/NAME, a /dev/disk/by-id name, or a serial; `spindle disks --all` lists them)")]
     NoSuchDisk(String),
 }
 
-fn describe_no_targets(skipped: &[Skipped]) -> String {
+/// Why nothing was benchmarked, in one line: every disk seen and why it was left out.
+pub fn describe_no_targets(skipped: &[Skipped]) -> String {
     if skipped.is_empty() {
         "no disk was found; plug in a blank USB3 disk, name one, or give a directory".into()
     } else {
@@ -79,7 +78,9 @@ pub fn plan(req: &RunRequest, sys: &System) -> anyhow::Result<DiskPlan> {
 }
 
 /// Runs the suite of `req` on its targets and returns the results (also written to the bundle
-/// after every phase). Disks are prepared through `sys` and always released afterwards.
+/// after every phase). Disks are prepared through `sys` and always released afterwards. When
+/// no target is left, the bundle still says so — status `no_targets`, every disk seen with why
+/// it was left out — so a run that does nothing leaves a note where the user looks.
 pub fn execute(
     req: &RunRequest,
     sys: &System,
@@ -93,9 +94,6 @@ pub fn execute(
         skipped,
         guards,
     } = prepared;
-    if targets.is_empty() {
-        return Err(RunError::NoTargets { skipped }.into());
-    }
     let opts = SuiteOptions {
         profile: req.profile.clone(),
         targets,
@@ -203,13 +201,13 @@ mod tests {
     }
 
     #[test]
-    fn nothing_to_benchmark_is_an_error_listing_every_disk_left_out() {
+    fn nothing_to_benchmark_leaves_a_bundle_listing_every_disk_left_out() {
         let tree = loop_tree(8); // smaller than the policy's minimum
         let (sys, fake) = recording_system(tree.path());
         let req = RunRequest {
             run_id: "t".into(),
-            out_dir: "/nonexistent".into(),
-            work_dir: "/nonexistent".into(),
+            out_dir: tree.path().join("bundle"),
+            work_dir: tree.path().join("work"),
             profile: SuiteProfile::parse(TINY, "tiny", "tiny.toml").unwrap(),
             source: TargetSource::Disks {
                 names: vec!["file:/t/disk.img".into()],
@@ -220,13 +218,16 @@ mod tests {
             server: ServerOverrides::default(),
             sample_interval: Duration::from_secs(5),
         };
-        let e = execute(&req, &sys, &super::super::QuietObserver, &Controller::new()).unwrap_err();
-        let m = format!("{e:#}");
+        let r = execute(&req, &sys, &super::super::QuietObserver, &Controller::new()).unwrap();
+        assert_eq!(r.status, RunStatus::NoTargets);
+        assert!(r.targets.is_empty());
+        let m = describe_no_targets(&r.skipped);
         assert!(m.contains("/dev/loop7") && m.contains("too small"), "{m}");
-        assert!(matches!(
-            e.downcast_ref::<RunError>(),
-            Some(RunError::NoTargets { .. })
-        ));
+        let summary = std::fs::read_to_string(tree.path().join("bundle/summary.txt")).unwrap();
+        assert!(
+            summary.contains("NOTHING WAS BENCHMARKED") && summary.contains("too small"),
+            "{summary}"
+        );
         assert!(fake.calls().is_empty());
     }
 }

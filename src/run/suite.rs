@@ -107,21 +107,29 @@ pub fn run_suite(
         targets: vec![],
         skipped: opts.skipped.clone(),
     };
+    // Every target is listed from the start: a bundle cut short by a power loss still names
+    // the disks that were prepared and not reached.
+    result.targets = opts.targets.iter().map(new_target).collect();
+    if opts.targets.is_empty() {
+        result.status = RunStatus::NoTargets;
+    }
     write_bundle(&opts.out_dir, &result)?;
     let mut progress = Progress::new(&plan, opts);
-    for spec in &opts.targets {
-        result.targets.push(new_target(spec));
+    for ti in 0..opts.targets.len() {
         run_target(
             opts,
             &plan,
             &mut result,
+            ti,
             &mut progress,
             observer,
             controller,
         )?;
     }
     result.finished_at = Some(crate::sys::clock::now_rfc3339());
-    result.status = if controller.stop_requested() {
+    result.status = if opts.targets.is_empty() {
+        RunStatus::NoTargets
+    } else if controller.stop_requested() {
         RunStatus::Aborted
     } else {
         RunStatus::Complete
@@ -169,16 +177,16 @@ fn new_target(spec: &TargetSpec) -> TargetResult {
     }
 }
 
-/// Runs every phase on the last target of `result`.
+/// Runs every phase on target `ti` of `result`.
 fn run_target(
     opts: &SuiteOptions,
     plan: &[Phase],
     result: &mut SuiteResult,
+    ti: usize,
     progress: &mut Progress,
     observer: &dyn SuiteObserver,
     controller: &Controller,
 ) -> anyhow::Result<()> {
-    let ti = result.targets.len() - 1;
     let name = result.targets[ti].name.clone();
     let sampler = Sampler::start(opts.sys.root.clone(), opts.sample_interval);
     let facts = DiskWatch::start(opts, result.targets[ti].disk.as_ref());
@@ -187,16 +195,10 @@ fn run_target(
         Ok(w) => w,
         Err(e) => {
             observer.message(&format!("{name}: {e:#}"));
-            result.targets[ti].phases.push(PhaseResult {
-                name: "setup".into(),
-                phase: None,
-                status: PhaseStatus::Failed,
-                started_s: 0.0,
-                seconds: 0.0,
-                error: Some(format!("{e:#}")),
-                notes: vec![],
-                result: None,
-            });
+            let mut pr = new_phase("setup", None, 0.0);
+            pr.status = PhaseStatus::Failed;
+            pr.error = Some(format!("{e:#}"));
+            result.targets[ti].phases.push(pr);
             result.targets[ti].samples = sampler.finish();
             facts.finish(opts, &mut result.targets[ti]);
             progress.done += plan.len();
@@ -204,6 +206,8 @@ fn run_target(
         }
     };
     let mut run = TargetRun::new(work, opts.profile.fileio.len());
+    // Set when the target disk went away: the rest of its phases are skipped with the reason.
+    let mut gone: Option<String> = None;
     for (pi, phase) in plan.iter().enumerate() {
         observer.phase_started(
             &name,
@@ -212,10 +216,36 @@ fn run_target(
             progress.total,
             progress.est_left,
         );
+        // Recorded as running first: a power cut leaves it marked, not missing.
         let started_s = t0.elapsed().as_secs_f64();
+        let mut pr = new_phase(&phase.name(), Some(*phase), started_s);
+        pr.status = PhaseStatus::Running;
+        result.targets[ti].phases.push(pr);
+        write_bundle(&opts.out_dir, result)?;
         let chatter = Chatter::default();
-        let mut pr = execute_phase(opts, &mut run, phase, result, &chatter, controller);
+        let mut pr = match &gone {
+            Some(why) if *phase != Phase::MysqldStop => {
+                let mut pr = new_phase(&phase.name(), Some(*phase), started_s);
+                pr.status = PhaseStatus::Skipped;
+                pr.error = Some(why.clone());
+                pr
+            }
+            _ => execute_phase(
+                opts,
+                &mut run,
+                phase,
+                &mut result.targets[ti],
+                &chatter,
+                controller,
+            ),
+        };
         pr.started_s = started_s;
+        if pr.status == PhaseStatus::Failed && gone.is_none() {
+            if let Some(why) = disk_gone(opts, &result.targets[ti], phase) {
+                pr.error = Some(format!("{why} ({})", pr.error.as_deref().unwrap_or("")));
+                gone = Some(why);
+            }
+        }
         write_phase_text(opts, &name, &pr, &chatter, observer);
         if pr.status == PhaseStatus::Failed {
             observer.message(&format!(
@@ -225,7 +255,10 @@ fn run_target(
             ));
         }
         observer.phase_finished(&name, phase, pr.status);
-        result.targets[ti].phases.push(pr);
+        *result.targets[ti]
+            .phases
+            .last_mut()
+            .expect("the running phase was recorded") = pr;
         result.targets[ti].samples = sampler.snapshot();
         write_bundle(&opts.out_dir, result)?;
         progress.done += 1;
@@ -234,10 +267,37 @@ fn run_target(
     result.targets[ti].samples = sampler.finish();
     facts.finish(opts, &mut result.targets[ti]);
     // The work directory is ours (marker checked); remove what is left of it.
-    if let Err(e) = std::fs::remove_dir_all(&run.work) {
-        observer.message(&format!("could not remove '{}': {e}", run.work.display()));
+    if gone.is_none() {
+        if let Err(e) = std::fs::remove_dir_all(&run.work) {
+            observer.message(&format!("could not remove '{}': {e}", run.work.display()));
+        }
     }
     write_bundle(&opts.out_dir, result)
+}
+
+/// A phase result not yet run.
+fn new_phase(name: &str, phase: Option<Phase>, started_s: f64) -> PhaseResult {
+    PhaseResult {
+        name: name.to_string(),
+        phase,
+        status: PhaseStatus::Ok,
+        started_s,
+        seconds: 0.0,
+        error: None,
+        notes: vec![],
+        result: None,
+    }
+}
+
+/// "disk X disconnected during PHASE: …" when the target's disk went away.
+fn disk_gone(opts: &SuiteOptions, target: &TargetResult, phase: &Phase) -> Option<String> {
+    let disk = target.disk.as_ref()?;
+    let why = crate::disk::vanished(&opts.sys.root, disk)?;
+    Some(format!(
+        "disk {} disconnected during {}: {why}",
+        disk.stable_id.as_deref().unwrap_or(&disk.name),
+        phase.name()
+    ))
 }
 
 /// What is read about a target disk before its phases and compared after them: SMART, and
@@ -282,27 +342,17 @@ fn execute_phase(
     opts: &SuiteOptions,
     run: &mut TargetRun,
     phase: &Phase,
-    result: &mut SuiteResult,
+    target: &mut TargetResult,
     chatter: &Chatter,
     controller: &Controller,
 ) -> PhaseResult {
     let t0 = Instant::now();
-    let mut pr = PhaseResult {
-        name: phase.name(),
-        phase: Some(*phase),
-        status: PhaseStatus::Ok,
-        started_s: 0.0,
-        seconds: 0.0,
-        error: None,
-        notes: vec![],
-        result: None,
-    };
+    let mut pr = new_phase(&phase.name(), Some(*phase), 0.0);
     if controller.stop_requested() && !phase.is_cleanup() {
         pr.status = PhaseStatus::Aborted;
         pr.error = Some("the run was stopped".into());
         return pr;
     }
-    let target = result.targets.last_mut().expect("a target is running");
     let ctx = phases::Ctx {
         opts,
         controller,
@@ -442,5 +492,44 @@ mod tests {
         let e = open_work_dir(d.path()).unwrap_err();
         assert!(e.to_string().contains("not made by spindle"), "{e}");
         assert!(w.join("theirs").exists());
+    }
+
+    #[test]
+    fn an_unplugged_disk_is_named_as_disconnected_in_the_failed_phase() {
+        use crate::provision::prepare::tests::{loop_tree, recording_system};
+        let tree = loop_tree(64);
+        let (sys, _) = recording_system(tree.path());
+        let disk = crate::disk::find_disk(&sys.root, "loop7").unwrap();
+        let target = TargetResult {
+            disk: Some(disk),
+            ..new_target(&TargetSpec::directory("loop7", tree.path()))
+        };
+        let opts = SuiteOptions {
+            profile: crate::config::profile::SuiteProfile::load("quick").unwrap(),
+            targets: vec![],
+            skipped: vec![],
+            out_dir: tree.path().join("out"),
+            run_id: "r".into(),
+            sys,
+            server: ServerOverrides::default(),
+            sample_interval: Duration::from_secs(5),
+        };
+        let phase = Phase::OltpRun {
+            workload: crate::oltp::Workload::ReadWrite,
+            threads: 4,
+        };
+        assert_eq!(disk_gone(&opts, &target, &phase), None, "still there");
+        // the kernel reports no medium
+        let size = tree.path().join("sys/devices/virtual/block/loop7/size");
+        std::fs::write(&size, "0\n").unwrap();
+        let why = disk_gone(&opts, &target, &phase).unwrap();
+        assert!(why.contains("no medium"), "{why}");
+        // unplugged: gone from sysfs
+        std::fs::remove_file(tree.path().join("sys/block/loop7")).unwrap();
+        let why = disk_gone(&opts, &target, &phase).unwrap();
+        assert_eq!(
+            why,
+            "disk file:/t/disk.img disconnected during oltp-read_write-t4: loop7 is gone from the block layer (unplugged?)"
+        );
     }
 }

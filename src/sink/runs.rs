@@ -5,7 +5,7 @@
 //! ones beyond `keep_copied` are pruned oldest first. Run ids start with a UTC timestamp, so
 //! name order is age order.
 
-use crate::report::suite::{write_bundle, RunStatus, SuiteResult};
+use crate::report::suite::{write_bundle, SuiteResult};
 use crate::sys::fs::write_atomic;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -138,17 +138,17 @@ impl RunStore {
             let json = r.dir.join("results.json");
             match std::fs::read_to_string(&json) {
                 Ok(text) => match SuiteResult::from_json(&text, &json.display().to_string()) {
-                    Ok(mut s) if s.status == RunStatus::Running => {
-                        s.status = RunStatus::Interrupted;
-                        match write_bundle(&r.dir, &s) {
-                            Ok(()) => marked.push(r.id),
-                            Err(e) => eprintln!(
-                                "spindle: could not mark run '{}' interrupted: {e:#}",
-                                r.id
-                            ),
+                    Ok(mut s) => {
+                        if s.mark_interrupted() {
+                            match write_bundle(&r.dir, &s) {
+                                Ok(()) => marked.push(r.id),
+                                Err(e) => eprintln!(
+                                    "spindle: could not mark run '{}' interrupted: {e:#}",
+                                    r.id
+                                ),
+                            }
                         }
                     }
-                    Ok(_) => {}
                     Err(e) => {
                         let note = format!("results.json could not be read after a restart: {e}\n");
                         let _ = write_atomic(&r.dir.join("INTERRUPTED.txt"), note.as_bytes());

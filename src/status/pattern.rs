@@ -108,12 +108,18 @@ pub enum Pattern {
     Copying,
     /// The run ended; its results wait on the SD card for a stick.
     Done,
+    /// The run ended and some tests failed (summary.txt says which and why); the results wait
+    /// for a stick.
+    DoneWithFailures,
     /// Something needs attention (a run failed, the stick's spindle.toml is invalid).
     Error,
     /// No eligible disk is attached.
     NoDisks,
     /// Results are on the stick, it is unmounted: pull it.
     SafeToRemove,
+    /// Results are on the stick, it is unmounted, and some tests failed: pull it and read
+    /// summary.txt.
+    SafeToRemoveWithFailures,
     /// The stick could not take the results; they stay on the SD card and are retried.
     StickProblem { problem: StickProblem },
 }
@@ -136,7 +142,9 @@ impl Pattern {
             Pattern::Running { phase: Phase::Tpcc },
             Pattern::Copying,
             Pattern::Done,
+            Pattern::DoneWithFailures,
             Pattern::SafeToRemove,
+            Pattern::SafeToRemoveWithFailures,
             Pattern::Error,
             Pattern::StickProblem {
                 problem: StickProblem::NotFound,
@@ -159,9 +167,15 @@ impl fmt::Display for Pattern {
             Pattern::Running { phase } => write!(f, "running ({phase:?})"),
             Pattern::Copying => f.write_str("copying results to the stick"),
             Pattern::Done => f.write_str("done (results wait for a stick)"),
+            Pattern::DoneWithFailures => {
+                f.write_str("done, some tests failed (results wait for a stick)")
+            }
             Pattern::Error => f.write_str("error"),
             Pattern::NoDisks => f.write_str("no disks"),
             Pattern::SafeToRemove => f.write_str("safe to remove the stick"),
+            Pattern::SafeToRemoveWithFailures => {
+                f.write_str("safe to remove the stick; some tests failed")
+            }
             Pattern::StickProblem { problem: p } => write!(f, "stick problem: {p}"),
         }
     }
@@ -285,8 +299,10 @@ pub fn schedule(pattern: Pattern) -> Schedule {
         Pattern::Running { phase } => s(Signal::SLOW, Signal::count(phase.count() as usize), Off),
         Pattern::Copying => s(Signal::FAST, Signal::FAST, Off),
         Pattern::Done => s(On, Off, Signal::SLOW),
+        Pattern::DoneWithFailures => s(On, Off, Signal::FAST),
         Pattern::Error => s(Off, Off, On),
         Pattern::SafeToRemove => s(On, Off, Off),
+        Pattern::SafeToRemoveWithFailures => s(On, Off, Signal::count(1)),
         Pattern::StickProblem { problem: p } => s(Off, Off, Signal::count(p.count() as usize)),
     }
 }
