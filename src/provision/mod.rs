@@ -2,4 +2,5 @@
 
 pub mod mysqld;
 pub mod prepare;
+pub mod release;
 pub mod scratch;

@@ -10,6 +10,7 @@
 //! [`PreparedTarget::commands`]; every read of /sys and /dev goes through its root, so the
 //! whole sequence is unit-tested with a fixture tree and a recording runner.
 
+pub use super::release::{release, ReleaseGuard};
 use crate::disk::signature::{parse_partition_table, read_head_tail};
 use crate::disk::{
     classify, find_named, scan_all, Disk, DiskPolicy, FsKind, Naming, TargetUse, Verdict,
@@ -615,88 +616,6 @@ fn use_existing(
     };
     *undo = Undo::default();
     Ok(t)
-}
-
-/// Undoes [`prepare`]: removes the `spindle/` folder (existing-filesystem mode), unmounts,
-/// detaches spindle's offset loop device and removes the mount point. Every step is tried; the
-/// first failure is returned.
-pub fn release(target: &PreparedTarget, runner: &CommandRunner) -> anyhow::Result<()> {
-    let mut first_err: Option<anyhow::Error> = None;
-    let mut keep = |r: anyhow::Result<()>| {
-        if let Err(e) = r {
-            first_err.get_or_insert(e);
-        }
-    };
-    if !target.erased && target.work_dir != target.mount_point {
-        keep(
-            std::fs::remove_dir_all(&target.work_dir)
-                .or_else(|e| {
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        Ok(())
-                    } else {
-                        Err(e)
-                    }
-                })
-                .with_context(|| format!("could not remove {}", target.work_dir.display())),
-        );
-    }
-    let mp = target.mount_point.to_string_lossy().into_owned();
-    keep(
-        runner
-            .run("umount", &[&mp])
-            .map(|_| ())
-            .with_context(|| format!("could not unmount {mp}; unmount it by hand (umount {mp})")),
-    );
-    if let Some(l) = &target.offset_loop {
-        let l = l.to_string_lossy().into_owned();
-        keep(runner.run("losetup", &["-d", &l]).map(|_| ()));
-    }
-    let _ = std::fs::remove_dir(&target.mount_point);
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
-}
-
-/// Owns a prepared target and releases it when dropped, so an early return or a panic between
-/// [`prepare`] and [`release`] never leaves a mount or loop device behind.
-pub struct ReleaseGuard {
-    target: Option<PreparedTarget>,
-    runner: CommandRunner,
-}
-
-impl ReleaseGuard {
-    pub fn new(target: PreparedTarget, runner: CommandRunner) -> Self {
-        ReleaseGuard {
-            target: Some(target),
-            runner,
-        }
-    }
-
-    /// The guarded target.
-    pub fn target(&self) -> &PreparedTarget {
-        self.target
-            .as_ref()
-            .expect("ReleaseGuard holds its target until dropped or released")
-    }
-
-    /// Releases now and reports the outcome (dropping would only log it).
-    pub fn release(mut self) -> anyhow::Result<()> {
-        match self.target.take() {
-            Some(t) => release(&t, &self.runner),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for ReleaseGuard {
-    fn drop(&mut self) {
-        if let Some(t) = self.target.take() {
-            if let Err(e) = release(&t, &self.runner) {
-                eprintln!("spindle: releasing {}: {e:#}", t.mount_point.display());
-            }
-        }
-    }
 }
 
 #[cfg(test)]
