@@ -273,10 +273,11 @@ fn killing_the_server_mid_run_keeps_the_error_and_the_other_targets_results() {
     // A longer OLTP run on the first target gives the killer time to strike.
     let profile = tiny_with_oltp_time(d.path(), 8);
     let child = spawn_suite(&[&t1, &t2], &profile, &out);
-    // Once the first target's read_write run is under way, SIGKILL its server.
+    // Once the first target's first OLTP run (point_select: read-only workloads come first on
+    // the shared tables) is under way, SIGKILL its server.
     let datadir = t1.join("spindle-work/mysql");
     let mut killed = false;
-    if wait_for_phase(&out, "oltp-read_write-prepare") {
+    if wait_for_phase(&out, "oltp-point_select-prepare") {
         std::thread::sleep(std::time::Duration::from_secs(2));
         if let Ok(st) = spindle::provision::mysqld::status(&datadir) {
             if let (true, Some(pid)) = (st.running, st.pid) {
@@ -297,17 +298,23 @@ fn killing_the_server_mid_run_keeps_the_error_and_the_other_targets_results() {
         .find(|t| t.name == "first")
         .expect("first target");
     assert!(
-        first.phases.iter().any(|p| p.name == "oltp-read_write-t2"),
+        first
+            .phases
+            .iter()
+            .any(|p| p.name == "oltp-point_select-t2"),
         "the run phase is recorded; suite stderr:\n{stderr}"
     );
-    let p = phase(&r, "first", "oltp-read_write-t2");
+    let p = phase(&r, "first", "oltp-point_select-t2");
     assert_eq!(p.status, PhaseStatus::Failed);
     let err = p.error.as_deref().unwrap_or("");
     assert!(!err.is_empty(), "the error is recorded");
     assert!(p.result.is_some(), "partial numbers are kept");
+    let next = phase(&r, "first", "oltp-read_write-t2");
+    assert_eq!(next.status, PhaseStatus::Skipped);
     assert_eq!(
-        phase(&r, "first", "oltp-point_select-t2").status,
-        PhaseStatus::Skipped
+        next.error.as_deref(),
+        Some("the database server stopped earlier in the run"),
+        "skipped because the server stopped, worded as such"
     );
     assert_complete_bundle(&out, &r, "second", TINY);
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
@@ -357,7 +364,7 @@ fn sigterm_stops_cleanly_and_keeps_partial_results() {
     let child = spawn_suite(&[&target], &profile, &out);
     // Once the 60 s OLTP run has started, send SIGTERM as systemd or `kill` would.
     let datadir = target.join("spindle-work/mysql");
-    let sent = wait_for_phase(&out, "oltp-read_write-prepare");
+    let sent = wait_for_phase(&out, "oltp-point_select-prepare");
     if sent {
         std::thread::sleep(std::time::Duration::from_secs(2));
         // SAFETY: signalling our own child.
@@ -378,14 +385,14 @@ fn sigterm_stops_cleanly_and_keeps_partial_results() {
     );
     let r = load(&out);
     assert_eq!(r.status, RunStatus::Aborted);
-    let p = phase(&r, "scratch", "oltp-read_write-t2");
+    let p = phase(&r, "scratch", "oltp-point_select-t2");
     assert_eq!(p.status, PhaseStatus::Aborted);
     assert!(
         p.result.as_ref().is_some_and(|b| b.events > 0),
         "partial numbers kept"
     );
     assert_eq!(
-        phase(&r, "scratch", "oltp-point_select-t2").status,
+        phase(&r, "scratch", "oltp-read_write-t2").status,
         PhaseStatus::Aborted
     );
     assert_eq!(

@@ -121,6 +121,10 @@ pub struct OltpProfile {
     /// `--rand-type` [special].
     #[serde(default)]
     pub rand_type: Option<String>,
+    /// Workloads that get freshly prepared tables before they run; the others share one data
+    /// set per target (read-only workloads first, writing ones after) [none].
+    #[serde(default)]
+    pub reprepare: Vec<String>,
 }
 
 fn default_block() -> String {
@@ -185,8 +189,12 @@ pub struct FileioPlan {
 pub struct OltpPlan {
     /// Everything but the workload, the thread count and the connection.
     pub base: OltpConfig,
+    /// In the order they run: the profile's read-only workloads first, then the writing ones
+    /// (so every workload that only reads sees the tables as prepared).
     pub workloads: Vec<Workload>,
     pub threads: Vec<u32>,
+    /// Workloads that get freshly prepared tables before they run.
+    pub reprepare: Vec<Workload>,
 }
 
 impl FileioPlan {
@@ -383,15 +391,25 @@ fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
             "is empty: list workloads or remove the [oltp] table".into(),
         ));
     }
-    let workloads = o
-        .workloads
-        .iter()
-        .map(|w| {
-            Workload::parse(w).ok_or_else(|| {
-                ("workloads", format!("unknown workload '{w}': use read_write, read_only, write_only, point_select, update_index, update_non_index, insert, delete or legacy"))
+    let parse = |key: &'static str, list: &[String]| {
+        list.iter()
+            .map(|w| {
+                Workload::parse(w).ok_or_else(|| {
+                    (key, format!("unknown workload '{w}': use read_write, read_only, write_only, point_select, update_index, update_non_index, insert, delete or legacy"))
+                })
             })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let mut workloads = parse("workloads", &o.workloads)?;
+    // One data set per target: the read-only workloads see it as prepared.
+    workloads.sort_by_key(|w| w.writes());
+    let reprepare = parse("reprepare", &o.reprepare)?;
+    if let Some(w) = reprepare.iter().find(|w| !workloads.contains(w)) {
+        return Err((
+            "reprepare",
+            format!("'{}' is not among the workloads", w.name()),
+        ));
+    }
     if o.tables == 0 {
         return Err(("tables", "must be at least 1".into()));
     }
@@ -423,6 +441,7 @@ fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
         base,
         workloads,
         threads: thread_counts("threads", &o.threads)?,
+        reprepare,
     })
 }
 
@@ -447,6 +466,17 @@ mod tests {
         assert_eq!(o.workloads, vec![Workload::Legacy]);
         let s = SuiteProfile::load("standard").unwrap();
         assert!(s.fileio[0].base.extra_flags.direct);
+        let o = s.oltp.unwrap();
+        assert_eq!(
+            o.workloads,
+            [
+                Workload::ReadOnly,
+                Workload::PointSelect,
+                Workload::ReadWrite,
+                Workload::WriteOnly
+            ],
+            "read-only workloads first on the shared data set"
+        );
         assert_eq!(s.mysqld.buffer_pool_size, Some(256 << 20));
     }
 
@@ -493,6 +523,11 @@ mod tests {
         );
         let e = err(&OLTP.replace("read_write", "nope"));
         assert!(e.contains("oltp.workloads"), "{e}");
+        let e = err(&format!("{OLTP}reprepare = [\"write_only\"]\n"));
+        assert!(
+            e.contains("oltp.reprepare") && e.contains("write_only"),
+            "{e}"
+        );
         let e = err("[mysqld]\nbuffer_pool_size = \"lots\"\n");
         assert!(e.contains("mysqld.buffer_pool_size"), "{e}");
         let e = format!("{:#}", SuiteProfile::load("fastest").unwrap_err());

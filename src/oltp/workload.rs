@@ -52,6 +52,12 @@ impl Workload {
         }
     }
 
+    /// Whether its transactions change the tables (the legacy script writes unless run with
+    /// `--oltp-read-only`).
+    pub fn writes(self) -> bool {
+        !matches!(self, Workload::ReadOnly | Workload::PointSelect)
+    }
+
     /// Parses `read_write`, `oltp_read_write`, `oltp_read_write.lua`, `oltp.lua`, … .
     pub fn parse(s: &str) -> Option<Workload> {
         let base = s.rsplit('/').next().unwrap_or(s);

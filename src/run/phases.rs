@@ -23,7 +23,33 @@ pub struct TargetRun {
     /// Per fileio set: its files are prepared.
     fileio_ok: Vec<bool>,
     server: Option<mysqld::ClientInfo>,
-    oltp_prepared: Option<Workload>,
+    /// The OLTP tables on the server, when prepared.
+    oltp_tables: Option<DataSet>,
+}
+
+/// One OLTP data set: which workload it was prepared before, which ran on it since.
+struct DataSet {
+    prepared_for: Workload,
+    used_by: Vec<Workload>,
+}
+
+impl DataSet {
+    /// How the tables a run starts on came to be, for its notes.
+    fn describe(&self) -> String {
+        if self.used_by.is_empty() {
+            format!(
+                "OLTP tables freshly prepared (oltp-{}-prepare)",
+                self.prepared_for.name()
+            )
+        } else {
+            let used: Vec<&str> = self.used_by.iter().map(|w| w.name()).collect();
+            format!(
+                "OLTP tables prepared before {}, used since by {}",
+                self.prepared_for.name(),
+                used.join(", ")
+            )
+        }
+    }
 }
 
 impl TargetRun {
@@ -32,7 +58,7 @@ impl TargetRun {
             work,
             fileio_ok: vec![false; fileio_sets],
             server: None,
-            oltp_prepared: None,
+            oltp_tables: None,
         }
     }
 }
@@ -121,7 +147,7 @@ pub fn run_phase(
             };
             let cfg = oltp_config(ctx, workload, 1, &client);
             oltp::cleanup(&cfg, ctx.chatter)?;
-            run.oltp_prepared = None;
+            run.oltp_tables = None;
             Ok(Outcome::Done(None))
         }
         Phase::MysqldStop => {
@@ -299,7 +325,10 @@ fn oltp_prepare(ctx: &Ctx<'_>, run: &mut TargetRun, workload: Workload) -> anyho
     let threads = o.threads.iter().copied().max().unwrap_or(1);
     let cfg = oltp_config(ctx, workload, threads, &client);
     oltp::prepare(&cfg, ctx.controller, ctx.chatter)?;
-    run.oltp_prepared = Some(workload);
+    run.oltp_tables = Some(DataSet {
+        prepared_for: workload,
+        used_by: vec![],
+    });
     Ok(Outcome::Done(None))
 }
 
@@ -314,11 +343,12 @@ fn oltp_run(
         Ok(c) => c,
         Err(why) => return Ok(Outcome::Skipped(why)),
     };
-    if run.oltp_prepared != Some(workload) {
-        return Ok(Outcome::Skipped(format!(
-            "the {} tables were not prepared",
-            workload.name()
-        )));
+    let Some(tables) = run.oltp_tables.as_mut() else {
+        return Ok(Outcome::Skipped("the OLTP tables were not prepared".into()));
+    };
+    notes.push(tables.describe());
+    if !tables.used_by.contains(&workload) {
+        tables.used_by.push(workload);
     }
     let cfg = oltp_config(ctx, workload, threads, &client);
     notes.push(data_set_note(ctx, &cfg));

@@ -2,6 +2,7 @@
 //! so it is unit-tested and shown to the user (`spindle suite --dry-run`) before anything runs.
 
 use crate::config::profile::SuiteProfile;
+use crate::oltp::Workload;
 use crate::report::phase::{Phase, When};
 
 /// The phases for one target, in order.
@@ -17,13 +18,28 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
         v.push(Phase::FileioCleanup { set });
     }
     if let Some(o) = &profile.oltp {
+        // One data set per target: prepared once before the first workload (and again only
+        // before the workloads the profile asks to reprepare), dropped after the last.
         v.push(Phase::MysqldStart);
+        let mut prepared: Option<Workload> = None;
         for &workload in &o.workloads {
-            v.push(Phase::OltpPrepare { workload });
+            match prepared {
+                None => v.push(Phase::OltpPrepare { workload }),
+                Some(previous) if o.reprepare.contains(&workload) => {
+                    v.push(Phase::OltpCleanup { workload: previous });
+                    v.push(Phase::OltpPrepare { workload });
+                }
+                Some(_) => {}
+            }
+            if prepared.is_none() || o.reprepare.contains(&workload) {
+                prepared = Some(workload);
+            }
             for &threads in &o.threads {
                 v.push(Phase::OltpRun { workload, threads });
             }
-            v.push(Phase::OltpCleanup { workload });
+        }
+        if let Some(last) = prepared {
+            v.push(Phase::OltpCleanup { workload: last });
         }
         v.push(Phase::MysqldStop);
     }
@@ -61,13 +77,41 @@ mod tests {
         assert_eq!(names[2], "fileio-seqwr-t4");
         let mysqld = names.iter().position(|n| n == "mysqld-start").unwrap();
         assert!(names[..mysqld].contains(&"fileio-cleanup".to_string()));
-        assert_eq!(names[mysqld + 1], "oltp-read_write-prepare");
-        assert_eq!(names[mysqld + 2], "oltp-read_write-t4");
-        assert_eq!(names[mysqld + 3], "oltp-read_write-cleanup");
+        // one data set: prepared once, read-only workloads first, dropped at the end
+        assert_eq!(
+            names[mysqld + 1..names.len() - 2],
+            [
+                "oltp-read_only-prepare",
+                "oltp-read_only-t4",
+                "oltp-point_select-t4",
+                "oltp-read_write-t4",
+                "oltp-write_only-t4",
+                "oltp-read_only-cleanup"
+            ]
+        );
         assert_eq!(names[names.len() - 2], "mysqld-stop");
         assert_eq!(names.last().unwrap(), "system-state-after");
         let total: u64 = phases(&p).iter().map(|ph| estimate_s(ph, &p)).sum();
         assert!(total > 60, "{total}");
+    }
+
+    #[test]
+    fn reprepare_gives_a_workload_fresh_tables() {
+        let text = "[oltp]\nworkloads = [\"read_write\", \"read_only\", \"write_only\"]\ntables = 1\ntable_size = 10\nthreads = [2]\ntime = 1\nreprepare = [\"write_only\"]\n";
+        let p = SuiteProfile::parse(text, "x", "x.toml").unwrap();
+        let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+        assert_eq!(
+            names[2..names.len() - 2],
+            [
+                "oltp-read_only-prepare",
+                "oltp-read_only-t2",
+                "oltp-read_write-t2",
+                "oltp-read_only-cleanup",
+                "oltp-write_only-prepare",
+                "oltp-write_only-t2",
+                "oltp-write_only-cleanup"
+            ]
+        );
     }
 
     #[test]
