@@ -176,6 +176,7 @@ pub fn run_suite(
                     name: "setup".into(),
                     status: "failed".into(),
                     seconds: 0.0,
+                    start_s: None,
                     error: Some(format!("{e:#}")),
                     notes: vec![],
                     result: None,
@@ -192,12 +193,14 @@ pub fn run_suite(
             let eta = est_total.saturating_sub(est_done);
             observer.phase_started(&spec.name, &name, done + 1, total, eta);
             let t0 = Instant::now();
+            let start_s = sampler.elapsed_s();
             let stopped = stop.stop_requested();
-            let pr = if stopped && !phase.is_cleanup() {
+            let mut pr = if stopped && !phase.is_cleanup() {
                 PhaseResult {
                     name: name.clone(),
                     status: "aborted".into(),
                     seconds: 0.0,
+                    start_s: None,
                     error: Some("the run was stopped".into()),
                     notes: vec![],
                     result: None,
@@ -226,6 +229,7 @@ pub fn run_suite(
                             name: name.clone(),
                             status: status.into(),
                             seconds,
+                            start_s: None,
                             error,
                             notes,
                             result: r.map(|b| *b),
@@ -235,6 +239,7 @@ pub fn run_suite(
                         name: name.clone(),
                         status: "skipped".into(),
                         seconds,
+                        start_s: None,
                         error: Some(why),
                         notes,
                         result: None,
@@ -243,12 +248,14 @@ pub fn run_suite(
                         name: name.clone(),
                         status: "failed".into(),
                         seconds,
+                        start_s: None,
                         error: Some(format!("{e:#}")),
                         notes,
                         result: None,
                     },
                 }
             };
+            pr.start_s = Some(start_s);
             if let Some(r) = &pr.result {
                 let text = render_test_text(opts, phase, r);
                 let dir = opts.out_dir.join(&spec.name);
@@ -352,6 +359,8 @@ fn fileio_config(
         extra_flags: crate::config::fileio::parse_extra_flags(&set.extra_flags)?,
         fsync_freq: set.fsync_freq,
         time_limit: (set.time > 0).then(|| Duration::from_secs(set.time)),
+        report_interval: (set.report_interval > 0)
+            .then(|| Duration::from_secs(set.report_interval)),
         events: set.events,
         compat: set.compat()?,
         ..Default::default()
@@ -670,6 +679,7 @@ fn render_test_text(opts: &SuiteOptions, phase: &Phase, r: &BenchResult) -> Stri
 
 /// Samples temperature and throttling in the background while a target runs.
 struct Sampler {
+    t0: Instant,
     samples: Arc<Mutex<Vec<state::StateSample>>>,
     stop: Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
@@ -680,10 +690,10 @@ impl Sampler {
         let samples = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (s2, st2) = (Arc::clone(&samples), Arc::clone(&stop));
+        let t0 = Instant::now();
         let handle = std::thread::Builder::new()
             .name("state-sampler".into())
             .spawn(move || {
-                let t0 = Instant::now();
                 let mut next = t0;
                 while !st2.load(Ordering::Relaxed) {
                     if Instant::now() >= next {
@@ -701,10 +711,15 @@ impl Sampler {
             })
             .ok();
         Sampler {
+            t0,
             samples,
             stop,
             handle,
         }
+    }
+    /// Seconds since sampling started (the clock of the samples' `t_s`).
+    fn elapsed_s(&self) -> f64 {
+        self.t0.elapsed().as_secs_f64()
     }
     fn snapshot(&self) -> Vec<state::StateSample> {
         self.samples.lock().unwrap().clone()

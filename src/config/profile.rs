@@ -75,6 +75,10 @@ pub struct FileioSet {
     /// Drop the page cache before each run (only possible as root).
     #[serde(default = "yes")]
     pub drop_caches: bool,
+    /// `--report-interval`, seconds [1]: the throughput and p95/p99 over time in report.html
+    /// (0 = off).
+    #[serde(default = "one")]
+    pub report_interval: u64,
 }
 
 /// Server settings for the suite (a subset of `spindle mysqld` options).
@@ -107,8 +111,8 @@ pub struct OltpProfile {
     pub threads: Vec<u32>,
     /// `--time` per run, seconds.
     pub time: u64,
-    /// `--report-interval`, seconds (0 = off).
-    #[serde(default)]
+    /// `--report-interval`, seconds [1] (0 = off): the series over time in report.html.
+    #[serde(default = "one")]
     pub report_interval: u64,
     /// `--rand-type` [special].
     #[serde(default)]
@@ -129,6 +133,9 @@ fn default_compat() -> String {
 }
 fn yes() -> bool {
     true
+}
+fn one() -> u64 {
+    1
 }
 
 impl FileioSet {
@@ -290,6 +297,7 @@ mod tests {
             fsync_freq: 100,
             compat: "1.0".into(),
             drop_caches: true,
+            report_interval: 1,
         };
         assert_eq!(f.total_bytes(4 << 30).unwrap(), 8 << 30);
     }
