@@ -1,8 +1,13 @@
 //! The result model (versioned JSON documents) and every rendering of it: sysbench-style text,
-//! JSON, and later CSV/HTML. Engines return results; this module renders; nothing here measures.
+//! JSON, CSV, the offline HTML page, and comparisons of several runs. Engines return results; this module renders; nothing here measures.
 
+pub mod access;
+pub mod html;
+pub mod metric;
 pub mod model;
 pub mod oltp_text;
+pub mod params;
+pub mod rank;
 pub mod suite;
 pub mod sysbench_text;
 

@@ -1,7 +1,8 @@
 //! The suite's results bundle: one [`SuiteResult`] document (`results.json`), a CSV with one
-//! row per target and test (`results.csv`), and `summary.txt`, a side-by-side table of the
-//! targets per test with ratios to the best one — the way the reference articles compare an
-//! SSD with an HDD. Renderers are pure; [`write_bundle`] writes every file atomically.
+//! row per target and test (`results.csv`), `summary.txt`, a side-by-side table of the targets
+//! per test with ratios to the best one — the way the reference articles compare an SSD with an
+//! HDD — and `report.html` (see [`super::html`]). Renderers are pure; [`write_bundle`] writes
+//! every file atomically.
 
 use super::{BenchResult, Counters, HostInfo, ToolInfo};
 use crate::sys::fs::write_atomic;
@@ -69,6 +70,10 @@ pub struct PhaseResult {
     /// `ok`, `failed`, `skipped` or `aborted`.
     pub status: String,
     pub seconds: f64,
+    /// Start, seconds since the target's first phase (the clock of `TargetResult::samples`).
+    /// Absent in documents written before it was recorded.
+    #[serde(default)]
+    pub start_s: Option<f64>,
     pub error: Option<String>,
     /// Facts about how the phase ran (page cache dropped, O_DIRECT, data set vs RAM …).
     #[serde(default)]
@@ -352,11 +357,15 @@ pub fn render_csv(s: &SuiteResult) -> String {
     out
 }
 
-/// Writes results.json, results.csv and summary.txt into `dir`, each atomically.
+/// Writes results.json, results.csv, summary.txt and report.html into `dir`, each atomically.
 pub fn write_bundle(dir: &Path, s: &SuiteResult) -> anyhow::Result<()> {
     write_atomic(&dir.join("results.json"), s.to_json_pretty().as_bytes())?;
     write_atomic(&dir.join("results.csv"), render_csv(s).as_bytes())?;
     write_atomic(&dir.join("summary.txt"), render_summary(s).as_bytes())?;
+    write_atomic(
+        &dir.join("report.html"),
+        super::html::render_html(s).as_bytes(),
+    )?;
     Ok(())
 }
 
@@ -380,6 +389,7 @@ mod tests {
             name: "fileio-rndrw-t1".into(),
             status: "ok".into(),
             seconds: 1.0,
+            start_s: None,
             error: None,
             notes: vec![],
             result: Some(r),
