@@ -2,7 +2,9 @@
 //! JSON, CSV, the offline HTML page, and comparisons of several runs. Engines return results; this module renders; nothing here measures.
 
 pub mod access;
+pub mod compare;
 pub mod html;
+pub mod load;
 pub mod metric;
 pub mod model;
 pub mod oltp_text;

@@ -57,24 +57,35 @@ pre{white-space:pre-wrap;font-size:12px;background:#f6f8fa;padding:6px}
 pub fn render_html(s: &SuiteResult) -> String {
     let views = rank::tests(s);
     let ranking = rank::rank(s, &views);
-    let mut out = String::with_capacity(64 * 1024);
+    let mut out = page_start(&format!("spindle {}", s.run_id));
     head(&mut out, s);
     answer::render(&mut out, s, &views, &ranking);
     tests::render(&mut out, s, &views);
     env::render_timelines(&mut out, s);
     env::render_environment(&mut out, s);
-    out.push_str("</main></body></html>\n");
+    out.push_str(&page_end());
     out
+}
+
+/// The start of a page: doctype, head with the inline style sheet, `<main>`.
+pub(crate) fn page_start(title: &str) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    let _ = writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title><style>{CSS}</style></head><body><main>",
+        esc(title)
+    );
+    out
+}
+
+/// The end of a page from [`page_start`].
+pub(crate) fn page_end() -> String {
+    "</main></body></html>\n".into()
 }
 
 fn head(out: &mut String, s: &SuiteResult) {
     use super::access::{profile_description, profile_name, run_status};
     let st = run_status(s);
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>spindle {}</title><style>{CSS}</style></head><body><main>",
-        esc(&s.run_id)
-    );
     let _ = writeln!(
         out,
         "<h1>Disk benchmark for MySQL — {}</h1><p class=\"meta\">Run <b>{}</b> <span class=\"status st-{st}\">{st}</span> · started {} · finished {} · profile <b>{}</b>{} · spindle {}</p>",
