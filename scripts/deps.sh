@@ -18,6 +18,8 @@ have losetup       || [ -x /usr/sbin/losetup ] || need+=(mount)
 have mkfs.xfs      || [ -x /usr/sbin/mkfs.xfs ] || need+=(xfsprogs)
 have mkfs.btrfs    || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)
 have runuser       || [ -x /usr/sbin/runuser ] || need+=(util-linux)
+# tests/report.rs renders report.html in a real headless browser.
+have chromium      || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
