@@ -418,7 +418,12 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[Bar]) -> String {
         let (w, text) = match b.value {
             Some(v) if max > 0.0 && v.is_finite() => (
                 (v / max * span).max(1.0),
-                format!("{} {unit}  {}", fmt_num(v), b.note),
+                format!(
+                    "{}{}{unit}  {}",
+                    fmt_num(v),
+                    if unit.starts_with('×') { "" } else { " " },
+                    b.note
+                ),
             ),
             _ => (0.0, b.note.clone()),
         };
