@@ -4,7 +4,7 @@
 
 use super::super::suite::{SuiteResult, TargetResult};
 use super::super::TestOptions;
-use super::svg::{self, Band, LineChart, Scale, Series};
+use super::svg::{self, fmt_num, Band, LineChart, Scale, Series};
 use super::{esc, or_unrecorded, table};
 use crate::report::access::{self, disk_facts};
 use crate::units::human_size;
@@ -102,6 +102,7 @@ fn timeline(out: &mut String, i: usize, t: &TargetResult) {
         y_scale: Scale::Linear,
         series,
         bands: timeline_bands(t),
+        x_from_zero: true,
     };
     let _ = writeln!(
         out,
@@ -181,7 +182,13 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
     }
     let mut ram_parts: Vec<String> = fileio
         .iter()
-        .map(|b| format!("fileio {} = {:.2}× RAM", human_size(*b), *b as f64 / ram))
+        .map(|b| {
+            format!(
+                "fileio {} = {}× RAM",
+                human_size(*b),
+                fmt_num(*b as f64 / ram)
+            )
+        })
         .collect();
     if let Some(d) = oltp {
         ram_parts.push(format!(
@@ -192,9 +199,9 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
     }
     let bp = match (oltp, access::buffer_pool_bytes(s)) {
         (Some(d), Some(bp)) => Some(format!(
-            "OLTP ≈ {} = {:.2}× the {} buffer pool",
+            "OLTP ≈ {} = {}× the {} buffer pool",
             human_size(d),
-            d as f64 / bp as f64,
+            fmt_num(d as f64 / bp as f64),
             human_size(bp)
         )),
         (Some(_), None) => {
@@ -206,63 +213,70 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
     (ram_text, bp)
 }
 
+/// The rows of the disks table for target `t`: (fact, cell), in display order.
+fn disk_cells(s: &SuiteResult, t: &TargetResult) -> Vec<(&'static str, String)> {
+    let f = disk_facts(t);
+    let n = |v: Option<String>| or_unrecorded(v);
+    let mut cells = vec![
+        ("Kind", esc(access::target_kind(t))),
+        ("Path", esc(&t.path)),
+        ("Model", n(f.model)),
+        ("Serial", n(f.serial)),
+        ("Size", n(f.size_bytes.map(human_size))),
+        (
+            "Rotational",
+            n(f.rotational.map(|r| if r { "yes" } else { "no" }.into())),
+        ),
+        (
+            "USB bridge",
+            n(f.bridge.map(|b| match &f.bridge_name {
+                Some(name) => format!("{b} ({name})"),
+                None => b,
+            })),
+        ),
+        ("Driver", n(f.driver)),
+        ("Link speed", n(f.link_speed.map(|l| l.name().to_string()))),
+        ("usb-storage quirks", n(f.quirks)),
+        (
+            "UAS aborts during the run",
+            n(f.uas_aborts.map(|x| x.to_string())),
+        ),
+        (
+            "USB resets during the run",
+            n(f.usb_resets.map(|x| x.to_string())),
+        ),
+        ("Filesystem", n(f.filesystem)),
+        (
+            "mkfs command",
+            match f.mkfs {
+                Some(m) => format!("<code>{}</code>", esc(&m)),
+                None => n(None),
+            },
+        ),
+    ];
+    if access::target_kind(t) == "directory" {
+        // Disk facts of a directory target do not apply, rather than "not recorded".
+        for c in cells.iter_mut().skip(2) {
+            c.1 = "<span class=\"meta\">n/a (a directory)</span>".into();
+        }
+    }
+    let (ram, bp) = data_set_ratios(s, t);
+    cells.push(("Data set / RAM", n(ram)));
+    cells.push(("Data set / buffer pool", n(bp)));
+    cells
+}
+
 fn disks(out: &mut String, s: &SuiteResult) {
-    let facts: Vec<_> = s.targets.iter().map(disk_facts).collect();
+    let per: Vec<Vec<(&str, String)>> = s.targets.iter().map(|t| disk_cells(s, t)).collect();
     let mut header = vec!["".to_string()];
     header.extend(s.targets.iter().map(|t| esc(&t.name)));
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut row = |name: &str, f: &dyn Fn(usize) -> String| {
-        let mut r = vec![name.to_string()];
-        r.extend((0..s.targets.len()).map(f));
-        rows.push(r);
-    };
-    row("Kind", &|i| esc(access::target_kind(&s.targets[i])));
-    row("Path", &|i| esc(&s.targets[i].path));
-    row("Model", &|i| or_unrecorded(facts[i].model.clone()));
-    row("Serial", &|i| or_unrecorded(facts[i].serial.clone()));
-    row("Size", &|i| {
-        or_unrecorded(facts[i].size_bytes.map(human_size))
-    });
-    row("Rotational", &|i| {
-        or_unrecorded(
-            facts[i]
-                .rotational
-                .map(|r| if r { "yes" } else { "no" }.into()),
-        )
-    });
-    row("USB bridge", &|i| {
-        let f = &facts[i];
-        or_unrecorded(f.bridge.clone().map(|b| match &f.bridge_name {
-            Some(n) => format!("{b} ({n})"),
-            None => b,
-        }))
-    });
-    row("Driver", &|i| or_unrecorded(facts[i].driver.clone()));
-    row("Link speed", &|i| {
-        or_unrecorded(facts[i].link_speed.map(|l| l.name().to_string()))
-    });
-    row("usb-storage quirks", &|i| {
-        or_unrecorded(facts[i].quirks.clone())
-    });
-    row("UAS aborts during the run", &|i| {
-        or_unrecorded(facts[i].uas_aborts.map(|n| n.to_string()))
-    });
-    row("USB resets during the run", &|i| {
-        or_unrecorded(facts[i].usb_resets.map(|n| n.to_string()))
-    });
-    row("Filesystem", &|i| {
-        or_unrecorded(facts[i].filesystem.clone())
-    });
-    row("mkfs command", &|i| match &facts[i].mkfs {
-        Some(m) => format!("<code>{}</code>", esc(m)),
-        None => or_unrecorded(None),
-    });
-    row("Data set / RAM", &|i| {
-        or_unrecorded(data_set_ratios(s, &s.targets[i]).0)
-    });
-    row("Data set / buffer pool", &|i| {
-        or_unrecorded(data_set_ratios(s, &s.targets[i]).1)
-    });
+    let rows: Vec<Vec<String>> = (0..per[0].len())
+        .map(|k| {
+            let mut r = vec![per[0][k].0.to_string()];
+            r.extend(per.iter().map(|cells| cells[k].1.clone()));
+            r
+        })
+        .collect();
     out.push_str("<h3>Disks</h3>");
     let h: Vec<&str> = header.iter().map(String::as_str).collect();
     table(out, &h, &rows);

@@ -143,3 +143,6 @@ pub(crate) fn or_unrecorded(v: Option<String>) -> String {
     v.map(|x| esc(&x))
         .unwrap_or_else(|| "<span class=\"meta\">not recorded</span>".into())
 }
+
+#[cfg(test)]
+mod render_tests;

@@ -20,7 +20,7 @@ pub fn color(i: usize) -> &'static str {
 const W: f64 = 720.0;
 const H: f64 = 280.0;
 const LEFT: f64 = 64.0;
-const RIGHT: f64 = 14.0;
+const RIGHT: f64 = 34.0;
 const TOP: f64 = 12.0;
 const BOTTOM: f64 = 42.0;
 
@@ -64,6 +64,8 @@ pub struct LineChart {
     pub y_scale: Scale,
     pub series: Vec<Series>,
     pub bands: Vec<Band>,
+    /// Start the x axis at 0 (time since the start of a run).
+    pub x_from_zero: bool,
 }
 
 /// A step of 1, 2 or 5 × 10ⁿ that splits `range` into about `target` parts.
@@ -234,6 +236,9 @@ fn x_axis(c: &LineChart) -> (Axis, Vec<(f64, String)>) {
         .collect();
     if let Some(t) = &c.x_ticks {
         xs.extend(t.iter().map(|t| t.0));
+    }
+    if c.x_from_zero {
+        xs.push(0.0);
     }
     let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -522,6 +527,7 @@ mod tests {
                 fill: "#888",
                 opacity: 0.2,
             }],
+            x_from_zero: true,
         };
         let svg = line_chart(&c);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
@@ -547,6 +553,7 @@ mod tests {
                 points: vec![(0.0, 0.0), (1.0, 0.5), (2.0, 40.0)],
             }],
             bands: vec![],
+            x_from_zero: false,
         };
         let svg = line_chart(&c);
         let path = svg.split("d=\"").nth(1).unwrap();

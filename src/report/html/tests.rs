@@ -157,6 +157,7 @@ fn throughput_over_time(out: &mut String, s: &SuiteResult, v: &TestView, caption
         y_scale: Scale::Linear,
         series,
         bands: warmup_bands(v),
+        x_from_zero: true,
     };
     figure(
         out,
@@ -196,6 +197,7 @@ fn percentiles_over_time(out: &mut String, s: &SuiteResult, v: &TestView, captio
         y_scale: wide_range_scale(&series),
         series,
         bands: warmup_bands(v),
+        x_from_zero: true,
     };
     figure(
         out,
@@ -271,6 +273,7 @@ fn spectrum(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
         y_scale: wide_range_scale(&series),
         series,
         bands: vec![],
+        x_from_zero: true,
     };
     figure(
         out,
