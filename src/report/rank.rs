@@ -193,6 +193,15 @@ pub fn rank(s: &SuiteResult, views: &[TestView]) -> Ranking {
     Ranking { families, overall }
 }
 
+/// A ratio as the articles quote it: `8.3×`, or `1.04×` when it is close to 1.
+pub fn times(r: f64) -> String {
+    if r < 2.0 {
+        format!("{r:.2}×")
+    } else {
+        format!("{r:.1}×")
+    }
+}
+
 /// "sda is 8.3× sdb in OLTP (geometric mean of 4 tests)" per family with two or more targets,
 /// and overall.
 pub fn ratio_sentences(s: &SuiteResult, r: &Ranking) -> Vec<String> {
@@ -201,9 +210,9 @@ pub fn ratio_sentences(s: &SuiteResult, r: &Ranking) -> Vec<String> {
     for f in r.families.iter().filter(|f| f.scores.len() >= 2) {
         let (top, low) = (f.scores[0], f.scores[f.scores.len() - 1]);
         out.push(format!(
-            "{} is {:.1}× {} in {} (geometric mean of {} test{})",
+            "{} is {} {} in {} (geometric mean of {} test{})",
             name(top.0),
-            top.1 / low.1,
+            times(top.1 / low.1),
             name(low.0),
             f.family.name(),
             f.tests.len(),
@@ -213,9 +222,9 @@ pub fn ratio_sentences(s: &SuiteResult, r: &Ranking) -> Vec<String> {
     if r.overall.len() >= 2 {
         let (top, low) = (r.overall[0], r.overall[r.overall.len() - 1]);
         out.push(format!(
-            "Overall {} is {:.1}× {} (geometric mean of the family scores)",
+            "Overall {} is {} {} (geometric mean of the family scores)",
             name(top.0),
-            top.1 / low.1,
+            times(top.1 / low.1),
             name(low.0)
         ));
     }
