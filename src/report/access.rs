@@ -7,7 +7,7 @@
 
 use super::suite::{PhaseResult, SuiteResult, TargetResult};
 use super::BenchResult;
-use crate::disk::Disk;
+use crate::disk::LinkSpeed;
 
 /// The run's status: `running`, `complete`, `aborted` or `interrupted`.
 pub fn run_status(s: &SuiteResult) -> &str {
@@ -44,24 +44,42 @@ pub fn profile_description(s: &SuiteResult) -> &str {
     s.profile["description"].as_str().unwrap_or("")
 }
 
-/// The target's discovery record, when it is a disk.
-pub fn target_disk(t: &TargetResult) -> Option<Disk> {
-    t.disk
-        .as_ref()
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+/// A text field of the target's discovery record (`disk::Disk` as JSON), e.g. `["usb",
+/// "driver"]`. Read as JSON rather than deserialised into a `Disk`: the record is untyped in
+/// the suite document today, and this keeps a second serde instantiation of the disk model
+/// out of the appliance binary.
+fn disk_str(t: &TargetResult, path: &[&str]) -> Option<String> {
+    let mut v = t.disk.as_ref()?;
+    for k in path {
+        v = v.get(k)?;
+    }
+    v.as_str()
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
+}
+
+/// A number field of the discovery record (see [`disk_str`]).
+fn disk_num(t: &TargetResult, path: &[&str]) -> Option<f64> {
+    let mut v = t.disk.as_ref()?;
+    for k in path {
+        v = v.get(k)?;
+    }
+    v.as_f64()
 }
 
 /// The identity a disk keeps across runs and machines: its stable id (by-id name, serial),
 /// else for a directory `dir:<host>:<path>`.
 pub fn stable_key(s: &SuiteResult, t: &TargetResult) -> String {
-    match target_disk(t) {
-        Some(d) => d
-            .stable_id
-            .clone()
-            .or_else(|| d.serial.clone().map(|x| format!("serial:{x}")))
-            .unwrap_or_else(|| format!("disk:{}:{}", s.host.hostname, d.name)),
-        None => format!("dir:{}:{}", s.host.hostname, t.path),
+    if t.disk.is_none() {
+        return format!("dir:{}:{}", s.host.hostname, t.path);
     }
+    disk_str(t, &["stable_id"])
+        .or_else(|| disk_str(t, &["serial"]).map(|x| format!("serial:{x}")))
+        .unwrap_or_else(|| {
+            let name = disk_str(t, &["name"]).unwrap_or_else(|| t.name.clone());
+            format!("disk:{}:{name}", s.host.hostname)
+        })
 }
 
 /// What the report shows about a disk. `None` fields are printed as "not recorded".
@@ -76,7 +94,7 @@ pub struct DiskFacts {
     pub bridge_name: Option<String>,
     /// `uas` or `usb-storage`.
     pub driver: Option<String>,
-    pub link_speed: Option<crate::disk::LinkSpeed>,
+    pub link_speed: Option<LinkSpeed>,
     /// usb-storage quirks active for the bridge (`u` = UAS off …).
     pub quirks: Option<String>,
     /// UAS aborts and USB resets the kernel logged during the run.
@@ -100,36 +118,34 @@ pub fn disk_facts(t: &TargetResult) -> DiskFacts {
         mkfs,
         ..Default::default()
     };
-    if let Some(d) = target_disk(t) {
-        f.model = [d.vendor.as_deref(), d.model.as_deref()]
-            .into_iter()
-            .flatten()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ")
-            .into();
-        f.serial = d.serial.clone();
-        f.size_bytes = d.size_bytes;
-        f.rotational = d.rotational;
-        if let Some(u) = &d.usb {
-            f.bridge = u.vid_pid();
-            let name = [u.manufacturer.as_deref(), u.product.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ");
-            f.bridge_name = (!name.is_empty()).then_some(name);
-            f.driver = u.driver.clone();
-            f.link_speed = u.link_speed;
-        }
-    }
+    let joined = |parts: [Option<String>; 2]| {
+        let j = parts.into_iter().flatten().collect::<Vec<_>>().join(" ");
+        (!j.is_empty()).then_some(j)
+    };
+    f.model = joined([disk_str(t, &["vendor"]), disk_str(t, &["model"])]);
+    f.serial = disk_str(t, &["serial"]);
+    f.size_bytes = disk_num(t, &["size_bytes"]).map(|b| b as u64);
+    f.rotational = t.disk.as_ref().and_then(|d| d.get("rotational")?.as_bool());
+    f.bridge = match (
+        disk_str(t, &["usb", "vendor_id"]),
+        disk_str(t, &["usb", "product_id"]),
+    ) {
+        (Some(v), Some(p)) => Some(format!("{v}:{p}")),
+        _ => None,
+    };
+    f.bridge_name = joined([
+        disk_str(t, &["usb", "manufacturer"]),
+        disk_str(t, &["usb", "product"]),
+    ]);
+    f.driver = disk_str(t, &["usb", "driver"]);
+    f.link_speed =
+        disk_num(t, &["usb", "link_speed"]).and_then(|x| LinkSpeed::parse(&x.to_string()));
     f.model = f.model.filter(|m| !m.is_empty());
     f
 }
 
 /// True when the disk's link is slower than USB 3 SuperSpeed.
-pub fn slow_usb_link(t: &TargetResult) -> Option<crate::disk::LinkSpeed> {
+pub fn slow_usb_link(t: &TargetResult) -> Option<LinkSpeed> {
     disk_facts(t).link_speed.filter(|l| !l.is_superspeed())
 }
 

@@ -91,7 +91,9 @@ fn parse_suite(mut v: Value, origin: &str) -> anyhow::Result<SuiteResult> {
             _ => {}
         }
     }
-    serde_json::from_value(v)
+    // Through the text form: the binary then holds one deserializer of the suite model (the
+    // one `results.json` is read with after a restart), not a second one for `Value`.
+    serde_json::from_str(&v.to_string())
         .map_err(|e| anyhow::anyhow!("'{origin}': malformed suite results document: {e}"))
 }
 
