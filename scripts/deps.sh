@@ -19,6 +19,8 @@ have mkfs.xfs      || [ -x /usr/sbin/mkfs.xfs ] || need+=(xfsprogs)
 have mkfs.btrfs    || [ -x /usr/sbin/mkfs.btrfs ] || need+=(btrfs-progs)
 have runuser       || [ -x /usr/sbin/runuser ] || need+=(util-linux)
 have smartctl      || [ -x /usr/sbin/smartctl ] || need+=(smartmontools)
+# tests/report.rs renders report.html in a real headless browser.
+have chromium      || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -499,7 +499,7 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
         name: name.into(),
         phase: None,
         status,
-        started_s: 0.0,
+        start_s: None,
         seconds: 0.0,
         error: None,
         notes: vec![],

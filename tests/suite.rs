@@ -126,6 +126,11 @@ fn assert_complete_bundle(out: &Path, r: &SuiteResult, target: &str, tests: &[&s
         summary.contains(target) && summary.contains(last),
         "{summary}"
     );
+    let page = std::fs::read_to_string(out.join("report.html")).expect("report.html in the bundle");
+    assert!(
+        page.contains(&format!("<b>{target}</b>")) && page.contains(last),
+        "report.html names {target} and {last}"
+    );
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     let rows = csv
         .lines()

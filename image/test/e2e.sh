@@ -245,8 +245,9 @@ copy_stick_contents() {
 	(cd "$ARTIFACTS/stick" && find . -type f | sort) >"$ARTIFACTS/stick-files.txt"
 }
 
-# The bundle (results.json schema_version 1, written by the appliance's sink): one complete run
-# in spindle/<run-id>/ with results.json, summary.txt, results.csv; both blank disks benchmarked
+# The bundle (results.json schema_version 2, written by the appliance's sink): one complete run
+# in spindle/<run-id>/ with results.json, summary.txt, results.csv and report.html (naming both
+# blank disks); both blank disks benchmarked
 # with every fileio and OLTP phase ok; the data disk and the USB2 disk skipped with a reason.
 check_bundle() {
 	python3 - "$ARTIFACTS/stick" "$SERIAL_BLANK_BOT" "$SERIAL_BLANK_UAS" "$SERIAL_DATADISK" "$SERIAL_USB2" <<-'PY'
@@ -256,10 +257,12 @@ check_bundle() {
 	if len(runs) != 1:
 	    sys.exit(f"expected one run bundle under spindle/ on the stick, found {len(runs)}")
 	run = runs[0]
-	problems = [f"{run.name}/{f} missing" for f in ("summary.txt", "results.csv") if not (run / f).is_file()]
+	problems = [f"{run.name}/{f} missing" for f in ("summary.txt", "results.csv", "report.html") if not (run / f).is_file()]
+	page = (run / "report.html").read_text() if (run / "report.html").is_file() else ""
+	problems += [f"report.html does not name {s}" for s in (blank1, blank2) if s not in page]
 	d = json.loads((run / "results.json").read_text())
-	if d.get("schema_version") != 1:
-	    problems.append(f"schema_version {d.get('schema_version')} (checks written for 1)")
+	if d.get("schema_version") != 2:
+	    problems.append(f"schema_version {d.get('schema_version')} (checks written for 2)")
 	if d.get("status") != "complete":
 	    problems.append(f"run status {d.get('status')!r}, expected 'complete'")
 	targets = {(t.get("disk") or {}).get("serial"): t for t in d.get("targets", [])}

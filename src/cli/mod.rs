@@ -3,9 +3,11 @@
 
 mod fileio;
 mod oltp;
+mod report;
 
 pub use fileio::FileioArgs;
 pub use oltp::OltpArgs;
+pub use report::{ReportAction, ReportArgs};
 
 use clap::{Parser, Subcommand};
 
@@ -39,6 +41,8 @@ pub enum Command {
     /// Run the whole suite (fileio, then OLTP on a private server) on every eligible disk or on
     /// the given directories, and write one results bundle.
     Suite(SuiteArgs),
+    /// Read results back: show a bundle, rebuild its report.html, compare several runs.
+    Report(ReportArgs),
 }
 
 /// `spindle suite`.

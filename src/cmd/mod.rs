@@ -10,6 +10,7 @@ pub mod fileio;
 pub mod leds;
 pub mod mysqld;
 pub mod oltp;
+pub mod report;
 pub mod suite;
 pub mod sysbench_args;
 
@@ -52,6 +53,7 @@ where
         Command::Abort(a) => control::run(control::Request::Abort, a),
         Command::Disks(a) => disks::run(a),
         Command::Suite(a) => suite::run(a),
+        Command::Report(a) => report::run(a),
     }
 }
 

@@ -83,6 +83,10 @@ pub struct FileioSet {
     /// Drop the page cache before each run (only possible as root).
     #[serde(default = "yes")]
     pub drop_caches: bool,
+    /// `--report-interval`, seconds [1]: the throughput and p95/p99 over time in report.html
+    /// (0 = off).
+    #[serde(default = "one")]
+    pub report_interval: u64,
 }
 
 /// Server settings for the suite (a subset of `spindle mysqld` options), as written.
@@ -115,8 +119,8 @@ pub struct OltpProfile {
     pub threads: Vec<u32>,
     /// `--time` per run, seconds.
     pub time: u64,
-    /// `--report-interval`, seconds (0 = off).
-    #[serde(default)]
+    /// `--report-interval`, seconds [1] (0 = off): the series over time in report.html.
+    #[serde(default = "one")]
     pub report_interval: u64,
     /// `--rand-type` [special].
     #[serde(default)]
@@ -141,6 +145,9 @@ fn default_compat() -> String {
 }
 fn yes() -> bool {
     true
+}
+fn one() -> u64 {
+    1
 }
 
 /// A resolved profile: typed settings for every engine.
@@ -350,6 +357,7 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
         extra_flags: ExtraFlags::parse(&f.extra_flags).map_err(|e| ("extra_flags", e))?,
         fsync_freq: f.fsync_freq,
         time_limit: (f.time > 0).then(|| Duration::from_secs(f.time)),
+        report_interval: (f.report_interval > 0).then(|| Duration::from_secs(f.report_interval)),
         events: f.events,
         compat,
         ..d

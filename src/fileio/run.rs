@@ -349,6 +349,8 @@ fn interval_sample(
             0.0
         },
         latency_max_ms: max_ns as f64 / 1e6,
+        p95_ms: hist.percentile_ms(95.0),
+        p99_ms: hist.percentile_ms(99.0),
         rates: IntervalRates::Fileio {
             read_mib_per_s: sum.bytes_read as f64 / MIB / secs,
             written_mib_per_s: sum.bytes_written as f64 / MIB / secs,

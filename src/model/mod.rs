@@ -111,6 +111,12 @@ pub struct IntervalSample {
     pub latency_pct_ms: f64,
     /// Largest latency in the interval, milliseconds.
     pub latency_max_ms: f64,
+    /// 95th and 99th percentiles of this interval's events, milliseconds (sysbench's bucket
+    /// method), for "p95/p99 over time". 0 in documents written before these were recorded.
+    #[serde(default)]
+    pub p95_ms: f64,
+    #[serde(default)]
+    pub p99_ms: f64,
     pub rates: IntervalRates,
 }
 

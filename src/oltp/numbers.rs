@@ -58,6 +58,8 @@ pub(super) fn interval_sample(
             0.0
         },
         latency_max_ms: max_ns as f64 / 1e6,
+        p95_ms: scratch.percentile_ms(95.0),
+        p99_ms: scratch.percentile_ms(99.0),
         rates: IntervalRates::Oltp {
             tps: d(cur.events, prev.events),
             qps: d(

@@ -1,10 +1,18 @@
 //! The result model (versioned JSON documents) and every rendering of it: sysbench-style text,
-//! JSON, and later CSV/HTML. Engines return results; this module renders; nothing here measures.
+//! JSON, CSV, `summary.txt`, the offline HTML page, and comparisons of several runs. Engines
+//! return results; this module renders; nothing here measures.
 
+pub mod access;
+pub mod compare;
 pub mod csv;
+pub mod html;
+pub mod load;
+pub mod metric;
 pub mod model;
 pub mod oltp_text;
+pub mod params;
 pub mod phase;
+pub mod rank;
 pub mod suite;
 pub mod summary;
 pub mod sysbench_text;

@@ -136,7 +136,9 @@ impl BenchResult {
         if ver < 2 {
             upgrade_v1(&mut v);
         }
-        serde_json::from_value(v)
+        // Through the text form, sharing the string deserializer of the model with the
+        // suite document's reader (one instantiation in the binary instead of two).
+        serde_json::from_str(&v.to_string())
             .map_err(|e| anyhow::anyhow!("'{origin}': malformed result document: {e}"))
     }
 

@@ -206,6 +206,8 @@ Threads fairness:
             events: 3253,
             latency_pct_ms: 0.83,
             latency_max_ms: 2.0,
+            p95_ms: 0.83,
+            p99_ms: 1.1,
             rates: IntervalRates::Oltp {
                 tps: 3253.28,
                 qps: 65095.55,

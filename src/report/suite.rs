@@ -3,7 +3,7 @@
 //! ran ([`Phase`]) and holds the engine's result document. Renderers (`summary`, `csv`, `html`)
 //! take this model; nothing parses its JSON back except readers of older bundles.
 //!
-//! Schema 2 (this version): typed statuses (same lowercase words as 1), `phase` and `started_s`
+//! Schema 2 (this version): typed statuses (same lowercase words as 1), `phase` and `start_s`
 //! in each phase result, the profile recorded as its name, description and TOML text, each
 //! test's options tagged by engine. Schema 1 bundles are upgraded when read.
 
@@ -178,9 +178,10 @@ pub struct PhaseResult {
     #[serde(default)]
     pub phase: Option<Phase>,
     pub status: PhaseStatus,
-    /// Seconds from the target's start to the start of this phase.
+    /// Start, seconds since the target's first phase (the clock of `TargetResult::samples`).
+    /// Absent in documents written before it was recorded.
     #[serde(default)]
-    pub started_s: f64,
+    pub start_s: Option<f64>,
     pub seconds: f64,
     pub error: Option<String>,
     /// Facts about how the phase ran (page cache dropped, O_DIRECT, data set vs RAM …).
@@ -207,7 +208,7 @@ impl SuiteResult {
             })?;
         if ver > SUITE_SCHEMA_VERSION as u64 {
             anyhow::bail!(
-                "'{origin}' uses results schema {ver}, this spindle reads up to {SUITE_SCHEMA_VERSION}: upgrade spindle"
+                "'{origin}' uses suite schema {ver}; this spindle reads schema 1 to {SUITE_SCHEMA_VERSION}: upgrade spindle"
             );
         }
         if v.get("targets").is_none() {
@@ -216,8 +217,9 @@ impl SuiteResult {
         if ver < 2 {
             upgrade_v1(&mut v);
         }
+        upgrade_results(&mut v);
         serde_json::from_value(v)
-            .map_err(|e| anyhow::anyhow!("'{origin}': malformed results document: {e}"))
+            .map_err(|e| anyhow::anyhow!("'{origin}': malformed suite results document: {e}"))
     }
 
     /// After a power loss or crash: the run and the phase that was running are marked
@@ -248,7 +250,7 @@ impl SuiteResult {
     }
 }
 
-/// Schema 1 → 2: the profile becomes a record, each test's options get their engine tag.
+/// Schema 1 → 2: the profile becomes a record.
 fn upgrade_v1(v: &mut serde_json::Value) {
     if let Some(p) = v.get_mut("profile") {
         let name = p.get("name").cloned().unwrap_or_default();
@@ -257,6 +259,12 @@ fn upgrade_v1(v: &mut serde_json::Value) {
             "name": name, "description": description, "source": "schema 1 bundle", "toml": ""
         });
     }
+    v["schema_version"] = SUITE_SCHEMA_VERSION.into();
+}
+
+/// Test documents of schema 1 inside the bundle get their engine tag (each is upgraded by its
+/// own version: a bundle may hold documents copied in from an older single-test run).
+fn upgrade_results(v: &mut serde_json::Value) {
     for t in v
         .get_mut("targets")
         .and_then(|t| t.as_array_mut())
@@ -270,11 +278,12 @@ fn upgrade_v1(v: &mut serde_json::Value) {
             .flatten()
         {
             if let Some(r) = p.get_mut("result").filter(|r| !r.is_null()) {
-                super::model::upgrade_v1(r);
+                if r.get("schema_version").and_then(|n| n.as_u64()) < Some(2) {
+                    super::model::upgrade_v1(r);
+                }
             }
         }
     }
-    v["schema_version"] = SUITE_SCHEMA_VERSION.into();
 }
 
 /// The one run id: `<UTC YYYYmmdd-HHMMSS>-<host>` (time first, so name order is age order).
@@ -294,7 +303,7 @@ pub fn run_id(host: &str, unix_secs: u64) -> String {
     format!("{}-{host}", crate::sys::clock::compact_stamp(unix_secs))
 }
 
-/// Writes results.json, results.csv and summary.txt into `dir`, each atomically.
+/// Writes results.json, results.csv, summary.txt and report.html into `dir`, each atomically.
 pub fn write_bundle(dir: &Path, s: &SuiteResult) -> anyhow::Result<()> {
     use crate::sys::fs::write_atomic;
     write_atomic(&dir.join("results.json"), s.to_json_pretty().as_bytes())?;
@@ -305,6 +314,10 @@ pub fn write_bundle(dir: &Path, s: &SuiteResult) -> anyhow::Result<()> {
     write_atomic(
         &dir.join("summary.txt"),
         super::summary::render_summary(s).as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join("report.html"),
+        super::html::render_html(s).as_bytes(),
     )?;
     Ok(())
 }
@@ -336,7 +349,7 @@ pub mod tests_support {
                 threads: 1,
             }),
             status: PhaseStatus::Ok,
-            started_s: 0.0,
+            start_s: Some(0.0),
             seconds: 1.0,
             error: None,
             notes: vec![],

@@ -239,7 +239,7 @@ fn run_target(
                 controller,
             ),
         };
-        pr.started_s = started_s;
+        pr.start_s = Some(started_s);
         if pr.status == PhaseStatus::Failed && gone.is_none() {
             if let Some(why) = disk_gone(opts, &result.targets[ti], phase) {
                 pr.error = Some(format!("{why} ({})", pr.error.as_deref().unwrap_or("")));
@@ -281,7 +281,7 @@ fn new_phase(name: &str, phase: Option<Phase>, started_s: f64) -> PhaseResult {
         name: name.to_string(),
         phase,
         status: PhaseStatus::Ok,
-        started_s,
+        start_s: Some(started_s),
         seconds: 0.0,
         error: None,
         notes: vec![],

@@ -1,0 +1,235 @@
+//! Read-only views of the suite document for the renderers (report.html, `report show`,
+//! `report compare`). Every renderer reads statuses, disk facts and server facts through these
+//! few functions, so a change of the suite model (typed statuses, a typed disk, per-target
+//! server and environment records) changes only this file.
+//!
+//! Facts the document does not hold yet come back as `None`; renderers print "not recorded".
+
+use super::suite::{PhaseResult, PhaseStatus, SuiteResult, TargetResult};
+use super::BenchResult;
+use crate::disk::LinkSpeed;
+
+/// The run's status: `running`, `complete`, `aborted`, `interrupted` or `no_targets`.
+pub fn run_status(s: &SuiteResult) -> &'static str {
+    s.status.as_str()
+}
+
+/// A phase's status: `ok`, `failed`, `skipped`, `aborted`, `running` or `interrupted`.
+pub fn phase_status(p: &PhaseResult) -> &'static str {
+    p.status.as_str()
+}
+
+/// True when the phase ran to its end.
+pub fn phase_ok(p: &PhaseResult) -> bool {
+    p.status == PhaseStatus::Ok
+}
+
+/// True when the phase failed, was aborted or interrupted (not a deliberate skip).
+pub fn phase_went_wrong(p: &PhaseResult) -> bool {
+    matches!(
+        p.status,
+        PhaseStatus::Failed | PhaseStatus::Aborted | PhaseStatus::Interrupted
+    )
+}
+
+/// `disk` or `directory`.
+pub fn target_kind(t: &TargetResult) -> &'static str {
+    t.kind.as_str()
+}
+
+/// The profile's name.
+pub fn profile_name(s: &SuiteResult) -> &str {
+    &s.profile.name
+}
+
+/// The profile's one-line description.
+pub fn profile_description(s: &SuiteResult) -> &str {
+    &s.profile.description
+}
+
+/// A non-empty trimmed text.
+fn text(v: &Option<String>) -> Option<String> {
+    v.as_deref()
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
+}
+
+/// The identity a disk keeps across runs and machines: its stable id (by-id name, serial),
+/// else for a directory `dir:<host>:<path>`.
+pub fn stable_key(s: &SuiteResult, t: &TargetResult) -> String {
+    let Some(d) = &t.disk else {
+        return format!("dir:{}:{}", s.host.hostname, t.path);
+    };
+    text(&d.stable_id)
+        .or_else(|| text(&d.serial).map(|x| format!("serial:{x}")))
+        .unwrap_or_else(|| format!("disk:{}:{}", s.host.hostname, d.name))
+}
+
+/// What the report shows about a disk. `None` fields are printed as "not recorded".
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskFacts {
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub rotational: Option<bool>,
+    /// USB bridge `VID:PID` and its strings.
+    pub bridge: Option<String>,
+    pub bridge_name: Option<String>,
+    /// `uas` or `usb-storage`.
+    pub driver: Option<String>,
+    pub link_speed: Option<LinkSpeed>,
+    /// usb-storage quirks active for the bridge (`u` = UAS off …).
+    pub quirks: Option<String>,
+    /// UAS aborts and USB resets the kernel logged during the run.
+    pub uas_aborts: Option<u64>,
+    pub usb_resets: Option<u64>,
+    /// Filesystem spindle made, and the exact mkfs command.
+    pub filesystem: Option<String>,
+    pub mkfs: Option<String>,
+}
+
+/// The facts about target `t` of run `s` the document holds.
+pub fn disk_facts(s: &SuiteResult, t: &TargetResult) -> DiskFacts {
+    let mkfs = t.preparation.iter().find(|c| c.contains("mkfs")).cloned();
+    let filesystem = mkfs.as_ref().and_then(|c| {
+        c.split_whitespace()
+            .find_map(|w| w.rsplit('/').next()?.strip_prefix("mkfs."))
+            .map(str::to_string)
+    });
+    let mut f = DiskFacts {
+        filesystem,
+        mkfs,
+        ..Default::default()
+    };
+    let Some(d) = &t.disk else { return f };
+    let joined = |parts: [Option<String>; 2]| {
+        let j = parts.into_iter().flatten().collect::<Vec<_>>().join(" ");
+        (!j.is_empty()).then_some(j)
+    };
+    f.model = joined([text(&d.vendor), text(&d.model)]);
+    f.serial = text(&d.serial);
+    f.size_bytes = d.size_bytes;
+    f.rotational = d.rotational;
+    if let Some(u) = &d.usb {
+        f.bridge = u.vid_pid();
+        f.bridge_name = joined([text(&u.manufacturer), text(&u.product)]);
+        f.driver = text(&u.driver);
+        f.link_speed = u.link_speed;
+    }
+    if let Some(env) = &s.environment {
+        f.quirks = f.bridge.as_ref().and_then(|b| {
+            env.usb_storage_quirks
+                .entries
+                .iter()
+                .find(|q| q.usb_id == *b)
+                .map(|q| q.flags.clone())
+        });
+    }
+    if let Some(crate::disk::kernel_log::UsbTroubleCount::Counted(c)) = &t.usb_trouble {
+        let u = c.of(&d.name);
+        f.uas_aborts = Some(u.uas_errors());
+        f.usb_resets = Some(u.usb_resets + u.usb_disconnects);
+    }
+    f
+}
+
+/// True when the disk's link is slower than USB 3 SuperSpeed.
+pub fn slow_usb_link(t: &TargetResult) -> Option<LinkSpeed> {
+    t.disk
+        .as_ref()?
+        .usb
+        .as_ref()?
+        .link_speed
+        .filter(|l| !l.is_superspeed())
+}
+
+/// The database server of a target, as far as the document records it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerFacts {
+    /// `mariadb 10.11.6` or the like.
+    pub flavor_version: Option<String>,
+    /// my.cnf settings that matter, as the profile asked for them (name, value).
+    pub settings: Vec<(String, String)>,
+}
+
+/// The server facts of target `t`: flavour, version and the my.cnf settings that matter, as
+/// the run recorded them.
+pub fn server_facts(_s: &SuiteResult, t: &TargetResult) -> Option<ServerFacts> {
+    let srv = t.server.as_ref()?;
+    Some(ServerFacts {
+        flavor_version: Some(format!("{} {}", srv.flavor, srv.version)),
+        settings: srv
+            .settings
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    })
+}
+
+/// The InnoDB buffer pool size in bytes the target's server ran with.
+pub fn buffer_pool_bytes(t: &TargetResult) -> Option<u64> {
+    let srv = t.server.as_ref()?;
+    srv.settings
+        .get("innodb_buffer_pool_size")
+        .and_then(|v| crate::units::parse_size(v).ok())
+}
+
+/// Seconds at the start of a test's run that were a warm-up or ramp-up (shaded in charts).
+/// fileio and OLTP have none; TPC-C's ramp-up will be read here once its options record it.
+pub fn warmup_s(_r: &BenchResult) -> Option<f64> {
+    None
+}
+
+/// Start of each phase of `t` in seconds since the target's first phase (the clock of the
+/// temperature samples): the recorded start, else the sum of the earlier phases' durations.
+pub fn phase_starts(t: &TargetResult) -> Vec<f64> {
+    let mut at = 0.0;
+    t.phases
+        .iter()
+        .map(|p| {
+            let start = p.start_s.unwrap_or(at);
+            at = start + p.seconds;
+            start
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::suite::tests_support::two_disk_suite;
+
+    #[test]
+    fn facts_of_a_directory_target_are_unknown_but_its_mkfs_is_parsed() {
+        let mut s = two_disk_suite();
+        s.targets[0].preparation = vec![
+            "wipefs -a /dev/sda".into(),
+            "/usr/sbin/mkfs.ext4 -q -L spindle /dev/sda1".into(),
+        ];
+        let f = disk_facts(&s, &s.targets[0]);
+        assert_eq!(f.filesystem.as_deref(), Some("ext4"));
+        assert!(f.mkfs.unwrap().contains("-L spindle"));
+        assert_eq!(f.model, None);
+        s.targets[0].disk = Some(crate::disk::Disk {
+            name: "sda".into(),
+            serial: Some("S1".into()),
+            stable_id: Some("usb-X_S1-0:0".into()),
+            vendor: Some("JMicron".into()),
+            model: Some("SSD".into()),
+            usb: Some(crate::disk::UsbInfo {
+                link_speed: Some(LinkSpeed(480.0)),
+                driver: Some("uas".into()),
+                vendor_id: Some("152d".into()),
+                product_id: Some("0578".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let f = disk_facts(&s, &s.targets[0]);
+        assert_eq!(f.model.as_deref(), Some("JMicron SSD"));
+        assert_eq!(f.bridge.as_deref(), Some("152d:0578"));
+        assert_eq!(slow_usb_link(&s.targets[0]).map(|l| l.0), Some(480.0));
+        assert_eq!(stable_key(&s, &s.targets[0]), "usb-X_S1-0:0");
+    }
+}

@@ -1,0 +1,406 @@
+//! `spindle report compare`: several runs (one appliance over time, or sticks from several
+//! appliances) side by side. Disks are matched by their stable id across runs; every test keeps
+//! one row per disk with the median and spread of its repeated runs and the ratio to the
+//! baseline (a disk, or a run for a before/after view); results whose parameters differ from the
+//! baseline's are kept apart with the differing options named, never compared silently. The
+//! per-family geometric means and the wins/losses summarise it. [`compare`] is pure; the
+//! renderers are in [`text`], [`html`] and [`csv`].
+
+pub mod csv;
+pub mod html;
+pub mod text;
+
+use super::access::{self, phase_ok};
+use super::load::Loaded;
+use super::metric::{self, Family};
+use super::params;
+use anyhow::bail;
+use serde_json::Value;
+
+/// One run compared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunInfo {
+    /// The file it was read from.
+    pub origin: String,
+    pub run_id: String,
+    /// Board model or host name, and the host name.
+    pub machine: String,
+    pub profile: String,
+    pub status: String,
+    pub spindle: String,
+}
+
+/// One disk (or directory), matched across runs by its stable key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskInfo {
+    pub key: String,
+    /// The target names it had, joined with `/`.
+    pub label: String,
+    pub model: Option<String>,
+    /// Serial number, for matching `--baseline`.
+    pub serial: Option<String>,
+}
+
+/// What ratios are relative to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Baseline {
+    /// Each test's figure of this disk (median over its runs).
+    Disk(usize),
+    /// Each disk's own figure in this run (before/after).
+    Run(usize),
+}
+
+/// One disk's figures of one test.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskRow {
+    pub disk: usize,
+    /// (run, figure, ran to its end) in run order.
+    pub values: Vec<(usize, f64, bool)>,
+    /// Median of the complete figures (without the baseline run's, for a run baseline).
+    pub median: Option<f64>,
+    /// Smallest and largest of those figures.
+    pub min: f64,
+    pub max: f64,
+    /// The number of figures the median is over.
+    pub n: usize,
+    pub ratio: Option<f64>,
+}
+
+/// One test, or one parameter variant of a test.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestTable {
+    pub test: String,
+    pub family: Family,
+    pub unit: &'static str,
+    /// The parameter line of the variant.
+    pub params: String,
+    /// Set when the parameters differ from the baseline's: the differing options.
+    pub apart: Option<Vec<String>>,
+    pub rows: Vec<DiskRow>,
+}
+
+/// A disk's summary over the comparable tests.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskSummary {
+    pub disk: usize,
+    /// (family, geometric mean of the ratios, number of tests).
+    pub families: Vec<(Family, f64, usize)>,
+    pub overall: Option<f64>,
+    pub wins: usize,
+    pub losses: usize,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub runs: Vec<RunInfo>,
+    pub disks: Vec<DiskInfo>,
+    pub baseline: Baseline,
+    pub tests: Vec<TestTable>,
+    pub summary: Vec<DiskSummary>,
+}
+
+impl Comparison {
+    /// "disk sda (usb-…)" or "run host-2024…" for headings.
+    pub fn baseline_label(&self) -> String {
+        match self.baseline {
+            Baseline::Disk(d) => format!("disk {} ({})", self.disks[d].label, self.disks[d].key),
+            Baseline::Run(r) => format!("run {} ({})", self.runs[r].run_id, self.runs[r].origin),
+        }
+    }
+}
+
+/// One measured result of one run.
+struct Entry {
+    run: usize,
+    disk: usize,
+    test: String,
+    family: Family,
+    unit: &'static str,
+    value: f64,
+    ok: bool,
+    fingerprint: Value,
+    params: String,
+}
+
+fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
+    let mut runs = Vec::new();
+    let mut disks: Vec<DiskInfo> = Vec::new();
+    let mut entries = Vec::new();
+    for (ri, l) in inputs.iter().enumerate() {
+        let s = &l.suite;
+        runs.push(RunInfo {
+            origin: l.origin.clone(),
+            run_id: s.run_id.clone(),
+            machine: match &s.host.board_model {
+                Some(b) => format!("{b} ({})", s.host.hostname),
+                None => s.host.hostname.clone(),
+            },
+            profile: access::profile_name(s).to_string(),
+            status: access::run_status(s).to_string(),
+            spindle: s.tool.version.clone(),
+        });
+        for t in &s.targets {
+            let key = access::stable_key(s, t);
+            let di = match disks.iter().position(|d| d.key == key) {
+                Some(i) => i,
+                None => {
+                    let f = access::disk_facts(s, t);
+                    disks.push(DiskInfo {
+                        key,
+                        label: String::new(),
+                        model: f.model,
+                        serial: f.serial,
+                    });
+                    disks.len() - 1
+                }
+            };
+            let d = &mut disks[di];
+            if !d.label.split('/').any(|n| n == t.name) {
+                d.label = if d.label.is_empty() {
+                    t.name.clone()
+                } else {
+                    format!("{}/{}", d.label, t.name)
+                };
+            }
+            for p in &t.phases {
+                let Some(r) = &p.result else { continue };
+                let Some(family) = metric::family(&p.name, Some(r)) else {
+                    continue;
+                };
+                let m = metric::primary(r);
+                entries.push(Entry {
+                    run: ri,
+                    disk: di,
+                    test: p.name.clone(),
+                    family,
+                    unit: m.unit,
+                    value: m.value,
+                    ok: phase_ok(p) && m.value > 0.0,
+                    fingerprint: params::fingerprint(r),
+                    params: params::describe(r),
+                });
+            }
+        }
+    }
+    (runs, disks, entries)
+}
+
+/// Resolves `--baseline`: a run (run id or file/directory given) or a disk (stable id,
+/// serial, target name). Default: the first disk of the first run.
+fn resolve_baseline(
+    arg: Option<&str>,
+    given: &[String],
+    runs: &[RunInfo],
+    disks: &[DiskInfo],
+) -> anyhow::Result<Baseline> {
+    let Some(a) = arg.map(str::trim) else {
+        if disks.is_empty() {
+            bail!("no target in the runs given: nothing to compare");
+        }
+        return Ok(Baseline::Disk(0));
+    };
+    let run = runs.iter().enumerate().position(|(i, r)| {
+        r.run_id == a
+            || r.origin == a
+            || given
+                .get(i)
+                .is_some_and(|g| g.trim_end_matches('/') == a.trim_end_matches('/'))
+    });
+    let disk = disks.iter().position(|d| {
+        d.key == a
+            || d.key.strip_prefix("/dev/disk/by-id/") == Some(a)
+            || d.serial.as_deref() == Some(a)
+            || d.label.split('/').any(|n| n == a)
+    });
+    match (run, disk) {
+        (Some(_), Some(_)) => bail!(
+            "--baseline '{a}' names both a run and a disk: give the run id or the disk's stable id"
+        ),
+        (Some(r), None) => Ok(Baseline::Run(r)),
+        (None, Some(d)) => Ok(Baseline::Disk(d)),
+        (None, None) => bail!(
+            "--baseline '{a}' names no run or disk here: runs are {}; disks are {}",
+            runs.iter()
+                .map(|r| r.run_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            disks
+                .iter()
+                .map(|d| format!("{} ({})", d.label, d.key))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The rows of one variant (entries of one test with equal parameters).
+fn rows(variant: &[&Entry], baseline: Baseline) -> Vec<DiskRow> {
+    let mut disks: Vec<usize> = variant.iter().map(|e| e.disk).collect();
+    disks.sort_unstable();
+    disks.dedup();
+    let mut rows: Vec<DiskRow> = disks
+        .into_iter()
+        .map(|d| {
+            let mine: Vec<&&Entry> = variant.iter().filter(|e| e.disk == d).collect();
+            let values: Vec<(usize, f64, bool)> =
+                mine.iter().map(|e| (e.run, e.value, e.ok)).collect();
+            let others: Vec<f64> = mine
+                .iter()
+                .filter(|e| e.ok && baseline != Baseline::Run(e.run))
+                .map(|e| e.value)
+                .collect();
+            let mut pool = if others.is_empty() {
+                mine.iter().filter(|e| e.ok).map(|e| e.value).collect()
+            } else {
+                others
+            };
+            DiskRow {
+                disk: d,
+                values,
+                n: pool.len(),
+                min: pool.iter().cloned().fold(f64::INFINITY, f64::min),
+                max: pool.iter().cloned().fold(0.0, f64::max),
+                median: median(&mut pool),
+                ratio: None,
+            }
+        })
+        .collect();
+    let base_disk = match baseline {
+        Baseline::Disk(b) => rows.iter().find(|r| r.disk == b).and_then(|r| r.median),
+        Baseline::Run(_) => None,
+    };
+    for r in &mut rows {
+        let base = match baseline {
+            Baseline::Disk(_) => base_disk,
+            Baseline::Run(run) => r.values.iter().find(|v| v.0 == run && v.2).map(|v| v.1),
+        };
+        r.ratio = match (r.median, base) {
+            (Some(m), Some(b)) if b > 0.0 => Some(m / b),
+            _ => None,
+        };
+    }
+    rows
+}
+
+/// Does this entry belong to the baseline?
+fn is_baseline(e: &Entry, b: Baseline) -> bool {
+    match b {
+        Baseline::Disk(d) => e.disk == d,
+        Baseline::Run(r) => e.run == r,
+    }
+}
+
+fn tables(entries: &[Entry], baseline: Baseline) -> Vec<TestTable> {
+    let mut names: Vec<&str> = Vec::new();
+    for e in entries {
+        if !names.contains(&e.test.as_str()) {
+            names.push(&e.test);
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let all: Vec<&Entry> = entries.iter().filter(|e| e.test == name).collect();
+        // Parameter variants, in first-seen order.
+        let mut variants: Vec<Vec<&Entry>> = Vec::new();
+        for e in &all {
+            match variants
+                .iter_mut()
+                .find(|v| v[0].fingerprint == e.fingerprint)
+            {
+                Some(v) => v.push(e),
+                None => variants.push(vec![e]),
+            }
+        }
+        let reference = variants
+            .iter()
+            .position(|v| v.iter().any(|e| is_baseline(e, baseline)))
+            .unwrap_or(0);
+        let ref_fp = variants[reference][0].fingerprint.clone();
+        for (vi, v) in variants.iter().enumerate() {
+            let apart = (vi != reference).then(|| {
+                let d = params::differences(&ref_fp, &v[0].fingerprint);
+                if d.is_empty() {
+                    vec!["different parameters".into()]
+                } else {
+                    d
+                }
+            });
+            out.push(TestTable {
+                test: name.to_string(),
+                family: v[0].family,
+                unit: v[0].unit,
+                params: v[0].params.clone(),
+                apart,
+                rows: rows(v, baseline),
+            });
+        }
+    }
+    out
+}
+
+fn summarise(disks: usize, tables: &[TestTable], baseline: Baseline) -> Vec<DiskSummary> {
+    (0..disks)
+        .map(|d| {
+            let mut families = Vec::new();
+            let (mut wins, mut losses) = (0, 0);
+            for f in Family::ALL {
+                let ratios: Vec<f64> = tables
+                    .iter()
+                    .filter(|t| t.apart.is_none() && t.family == f)
+                    .filter_map(|t| t.rows.iter().find(|r| r.disk == d)?.ratio)
+                    .collect();
+                if baseline != Baseline::Disk(d) {
+                    wins += ratios.iter().filter(|r| **r > 1.0).count();
+                    losses += ratios.iter().filter(|r| **r < 1.0).count();
+                }
+                if let Some(g) = metric::geomean(&ratios) {
+                    families.push((f, g, ratios.len()));
+                }
+            }
+            let g: Vec<f64> = families.iter().map(|f| f.1).collect();
+            DiskSummary {
+                disk: d,
+                overall: metric::geomean(&g),
+                families,
+                wins,
+                losses,
+            }
+        })
+        .collect()
+}
+
+/// Compares `inputs`; `given` are the paths as the user typed them (for `--baseline RUN`).
+pub fn compare(
+    inputs: &[Loaded],
+    given: &[String],
+    baseline: Option<&str>,
+) -> anyhow::Result<Comparison> {
+    let (runs, disks, entries) = collect(inputs);
+    let baseline = resolve_baseline(baseline, given, &runs, &disks)?;
+    let tests = tables(&entries, baseline);
+    let summary = summarise(disks.len(), &tests, baseline);
+    Ok(Comparison {
+        runs,
+        disks,
+        baseline,
+        tests,
+        summary,
+    })
+}
+
+#[cfg(test)]
+mod tests;

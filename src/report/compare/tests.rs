@@ -1,0 +1,167 @@
+//! The comparison's rules, pinned on small documents: matching by stable id, ratios to a disk
+//! or a run, median and spread of repeats, parameter differences kept apart, the CSV shape.
+
+use super::*;
+use crate::fileio::TestMode;
+use crate::report::load::{single_test_run, Loaded};
+use crate::report::tests_support::sample_fileio_result;
+use crate::report::{Counters, TestOptions};
+
+/// A run with one disk target `serial` and one rndrw result of `iops` requests/s.
+fn run(run_id: &str, serial: &str, iops: f64, total_size: u64) -> Loaded {
+    let mut r = sample_fileio_result();
+    if let TestOptions::Fileio(c) = &mut r.options {
+        c.test_mode = Some(TestMode::Rndrw);
+        c.total_size = total_size;
+    }
+    if let Counters::Fileio(c) = &mut r.counters {
+        c.reads_per_s = iops * 0.6;
+        c.writes_per_s = iops * 0.4;
+    }
+    let mut s = single_test_run(r, run_id);
+    s.targets[0].name = format!("sd{}", &serial[..1]);
+    s.targets[0].kind = crate::report::suite::TargetKind::Disk;
+    s.targets[0].disk = serde_json::from_value(serde_json::json!({
+        "name": s.targets[0].name, "path": "/dev/x", "serial": serial,
+        "stable_id": format!("usb-{serial}"), "model": format!("Model {serial}"),
+        "removable": false, "read_only": false, "content_read": true, "swap": false,
+        "stick_marker": false
+    }))
+    .expect("a disk record");
+    Loaded {
+        origin: format!("/sticks/{run_id}/results.json"),
+        suite: s,
+    }
+}
+
+const G: u64 = 1 << 30;
+
+#[test]
+fn disks_are_matched_by_stable_id_and_compared_with_the_first() {
+    let inputs = [
+        run("r1", "ssd1", 1000.0, G),
+        run("r2", "hdd1", 100.0, G),
+        run("r3", "ssd1", 1200.0, G),
+    ];
+    let c = compare(&inputs, &[], None).unwrap();
+    assert_eq!(c.disks.len(), 2, "{:?}", c.disks);
+    assert_eq!(c.baseline, Baseline::Disk(0));
+    assert_eq!(c.tests.len(), 1);
+    let t = &c.tests[0];
+    assert_eq!(t.apart, None);
+    let ssd = t.rows.iter().find(|r| r.disk == 0).unwrap();
+    assert_eq!(ssd.n, 2);
+    assert!((ssd.median.unwrap() - 1100.0).abs() < 1e-9);
+    assert_eq!((ssd.min, ssd.max), (1000.0, 1200.0));
+    let hdd = t.rows.iter().find(|r| r.disk == 1).unwrap();
+    assert!((hdd.ratio.unwrap() - 100.0 / 1100.0).abs() < 1e-9);
+    let s = c.summary.iter().find(|s| s.disk == 1).unwrap();
+    assert_eq!((s.wins, s.losses), (0, 1));
+    assert!((s.overall.unwrap() - 100.0 / 1100.0).abs() < 1e-9);
+    let text = text::render(&c);
+    assert!(
+        text.contains("0.09×") && text.contains("1100 ±9.1%"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_run_baseline_compares_each_disk_with_itself() {
+    let inputs = [
+        run("before", "ssd1", 1000.0, G),
+        run("after", "ssd1", 1500.0, G),
+    ];
+    let c = compare(&inputs, &[], Some("before")).unwrap();
+    assert_eq!(c.baseline, Baseline::Run(0));
+    let row = &c.tests[0].rows[0];
+    assert_eq!(row.median, Some(1500.0));
+    assert!((row.ratio.unwrap() - 1.5).abs() < 1e-9);
+    assert_eq!((c.summary[0].wins, c.summary[0].losses), (1, 0));
+    // The path as typed also names the run; a disk by serial or target name.
+    let given = ["/sticks/before/".to_string(), "/sticks/after/".to_string()];
+    let c = compare(&inputs, &given, Some("/sticks/after")).unwrap();
+    assert_eq!(c.baseline, Baseline::Run(1));
+    let c = compare(&inputs, &[], Some("ssd1")).unwrap();
+    assert_eq!(c.baseline, Baseline::Disk(0));
+    let e = compare(&inputs, &[], Some("nope")).unwrap_err().to_string();
+    assert!(
+        e.contains("--baseline 'nope'") && e.contains("before"),
+        "{e}"
+    );
+}
+
+#[test]
+fn different_parameters_are_kept_apart_with_the_reason() {
+    let inputs = [
+        run("r1", "ssd1", 1000.0, G),
+        run("r2", "hdd1", 100.0, 4 * G),
+    ];
+    let c = compare(&inputs, &[], None).unwrap();
+    assert_eq!(c.tests.len(), 2);
+    let apart = c.tests.iter().find(|t| t.apart.is_some()).unwrap();
+    let why = apart.apart.as_ref().unwrap();
+    assert_eq!(why, &vec![format!("total_size {} vs {}", G, 4 * G)]);
+    assert!(apart.rows.iter().all(|r| r.ratio.is_none()));
+    // Nothing from the apart variant reaches the summary.
+    let hdd = c.summary.iter().find(|s| s.disk == 1).unwrap();
+    assert_eq!(hdd.overall, None);
+    assert_eq!((hdd.wins, hdd.losses), (0, 0));
+    let text = text::render(&c);
+    assert!(
+        text.contains("NOT COMPARED") && text.contains("total_size"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_csv_has_one_row_per_run_disk_test_and_metric() {
+    let inputs = [
+        run("r1", "ssd1", 1000.0, G),
+        run("r2", "hdd1", 100.0, 4 * G),
+    ];
+    let c = compare(&inputs, &[], None).unwrap();
+    let text = csv::render(&inputs, &c);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], csv::HEADER);
+    let per = csv::metrics(&inputs[0].suite.targets[0].phases[0].result.clone().unwrap()).len();
+    assert_eq!(lines.len(), 1 + 2 * per);
+    let cols = csv::HEADER.split(',').count();
+    let score: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.contains(",score,"))
+        .copied()
+        .collect();
+    assert_eq!(score.len(), 2);
+    assert!(
+        score[0].starts_with("r1,") && score[0].contains(",yes,"),
+        "{}",
+        score[0]
+    );
+    assert!(score[1].contains(",no,"), "{}", score[1]);
+    for l in &lines {
+        // The params column is quoted (it holds commas); count fields outside quotes.
+        let mut n = 1;
+        let mut quoted = false;
+        for ch in l.chars() {
+            match ch {
+                '"' => quoted = !quoted,
+                ',' if !quoted => n += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(n, cols, "{l}");
+    }
+}
+
+#[test]
+fn the_html_page_is_self_contained() {
+    let inputs = [
+        run("r1", "ssd1", 1000.0, G),
+        run("r2", "hdd1", 100.0, 4 * G),
+    ];
+    let c = compare(&inputs, &[], None).unwrap();
+    let page = html::render(&c);
+    assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
+    assert!(page.contains("Shown apart") && page.contains("total_size"));
+    assert!(!page.contains("http") && !page.contains("src="));
+}

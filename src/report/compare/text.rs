@@ -1,0 +1,171 @@
+//! The comparison as terminal text: the runs, the baseline, one table per test (disks, median,
+//! spread, ratio), the tests kept apart with the reason, and the per-family geometric means with
+//! wins and losses.
+
+use super::{Baseline, Comparison, DiskRow, TestTable};
+use crate::report::html::svg::fmt_num;
+use crate::report::metric::Family;
+use std::fmt::Write as _;
+
+/// `median` with `±spread%` when there are repeated runs.
+pub(crate) fn median_cell(r: &DiskRow) -> String {
+    match r.median {
+        None => "-".into(),
+        Some(m) if r.n > 1 && m > 0.0 => {
+            format!("{} ±{:.1}%", fmt_num(m), (r.max - r.min) / 2.0 / m * 100.0)
+        }
+        Some(m) => fmt_num(m),
+    }
+}
+
+/// The ratio to the baseline, or why there is none.
+pub(crate) fn ratio_cell(c: &Comparison, r: &DiskRow) -> String {
+    match (r.ratio, c.baseline) {
+        (_, Baseline::Disk(b)) if b == r.disk => "baseline".into(),
+        (Some(q), _) => format!("{q:.2}×"),
+        (None, Baseline::Run(_)) => "not in baseline run".into(),
+        (None, Baseline::Disk(_)) if r.median.is_none() => "no complete figure".into(),
+        (None, Baseline::Disk(_)) => "baseline lacks it".into(),
+    }
+}
+
+fn test_table(w: &mut String, c: &Comparison, t: &TestTable) {
+    let _ = writeln!(w, "\n{}  ({})", t.test, t.unit);
+    let _ = writeln!(w, "  parameters: {}", t.params);
+    if let Some(why) = &t.apart {
+        let _ = writeln!(
+            w,
+            "  NOT COMPARED with the baseline's {}: parameters differ: {}",
+            t.test,
+            why.join("; ")
+        );
+    }
+    let _ = writeln!(
+        w,
+        "  {:<24} {:>4} {:>18} {:>20}  runs",
+        "disk", "n", "median", "ratio"
+    );
+    for r in &t.rows {
+        let runs: Vec<String> = r
+            .values
+            .iter()
+            .map(|(run, v, ok)| {
+                format!(
+                    "[{}] {}{}",
+                    run + 1,
+                    fmt_num(*v),
+                    if *ok { "" } else { " (partial)" }
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            w,
+            "  {:<24} {:>4} {:>18} {:>20}  {}",
+            c.disks[r.disk].label,
+            r.n,
+            median_cell(r),
+            ratio_cell(c, r),
+            runs.join(", ")
+        );
+    }
+}
+
+/// The per-family summary table rows: disk, one cell per family, overall, wins/losses.
+pub(crate) fn summary_rows(c: &Comparison) -> (Vec<Family>, Vec<Vec<String>>) {
+    let fams: Vec<Family> = Family::ALL
+        .into_iter()
+        .filter(|f| {
+            c.summary
+                .iter()
+                .any(|s| s.families.iter().any(|x| x.0 == *f))
+        })
+        .collect();
+    let rows = c
+        .summary
+        .iter()
+        .map(|s| {
+            let mut row = vec![c.disks[s.disk].label.clone()];
+            for f in &fams {
+                row.push(match s.families.iter().find(|x| x.0 == *f) {
+                    Some((_, g, n)) => format!("{g:.2}× ({n})"),
+                    None => "-".into(),
+                });
+            }
+            row.push(s.overall.map_or("-".into(), |g| format!("{g:.2}×")));
+            row.push(if c.baseline == Baseline::Disk(s.disk) {
+                "baseline".into()
+            } else {
+                format!("{}/{}", s.wins, s.losses)
+            });
+            row
+        })
+        .collect();
+    (fams, rows)
+}
+
+/// The comparison for a terminal.
+pub fn render(c: &Comparison) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "Runs compared:");
+    for (i, r) in c.runs.iter().enumerate() {
+        let _ = writeln!(
+            w,
+            "  [{}] {}  {}  profile {}  {}  spindle {}  ({})",
+            i + 1,
+            r.run_id,
+            r.machine,
+            r.profile,
+            r.status,
+            r.spindle,
+            r.origin
+        );
+    }
+    let _ = writeln!(w, "Disks (matched by stable id across runs):");
+    for d in &c.disks {
+        let _ = writeln!(
+            w,
+            "  {:<24} {}  {}",
+            d.label,
+            d.key,
+            d.model.as_deref().unwrap_or("")
+        );
+    }
+    let _ = writeln!(w, "Baseline: {}", c.baseline_label());
+    for t in c.tests.iter().filter(|t| t.apart.is_none()) {
+        test_table(w, c, t);
+    }
+    let apart: Vec<&TestTable> = c.tests.iter().filter(|t| t.apart.is_some()).collect();
+    if !apart.is_empty() {
+        let _ = writeln!(
+            w,
+            "\nShown apart: same test name, different parameters than the baseline's"
+        );
+        for t in apart {
+            test_table(w, c, t);
+        }
+    }
+    let (fams, rows) = summary_rows(c);
+    let _ = writeln!(
+        w,
+        "\nGeometric mean of the ratios to the baseline (number of tests), wins/losses:"
+    );
+    let mut head = format!("  {:<24}", "disk");
+    for f in &fams {
+        let _ = write!(head, " {:>18}", f.name());
+    }
+    let _ = writeln!(w, "{head} {:>9} {:>11}", "overall", "wins/losses");
+    for r in rows {
+        let mut line = format!("  {:<24}", r[0]);
+        for cell in &r[1..=fams.len()] {
+            let _ = write!(line, " {cell:>18}");
+        }
+        let _ = writeln!(
+            w,
+            "{line} {:>9} {:>11}",
+            r[fams.len() + 1],
+            r[fams.len() + 2]
+        );
+    }
+    out
+}

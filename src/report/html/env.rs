@@ -1,0 +1,323 @@
+//! report.html's temperature and throttling timeline per target (phases marked) and the
+//! environment block: the machine, the software, the database server and every disk's facts.
+//! Facts the run did not record are shown as "not recorded", never guessed.
+
+use super::super::suite::{SuiteResult, TargetResult};
+use super::super::TestOptions;
+use super::svg::{self, fmt_num, Band, LineChart, Scale, Series};
+use super::{esc, or_unrecorded, table};
+use crate::report::access::{self, disk_facts};
+use crate::units::human_size;
+use std::fmt::Write as _;
+
+pub(super) fn render_timelines(out: &mut String, s: &SuiteResult) {
+    out.push_str("<section id=\"temperature\"><h2>Temperature and throttling</h2>\n");
+    for (i, t) in s.targets.iter().enumerate() {
+        timeline(out, i, t);
+    }
+    if s.targets.is_empty() {
+        out.push_str("<p>No target has started yet.</p>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// Bands for the measurement phases (alternating shades, labelled) and for samples that saw
+/// throttling or under-voltage (red).
+fn timeline_bands(t: &TargetResult) -> Vec<Band> {
+    let starts = access::phase_starts(t);
+    let mut bands: Vec<Band> = t
+        .phases
+        .iter()
+        .zip(&starts)
+        .filter(|(p, _)| p.result.is_some())
+        .enumerate()
+        .map(|(k, (p, st))| Band {
+            from: *st,
+            to: st + p.seconds,
+            label: p
+                .name
+                .trim_start_matches("fileio-")
+                .trim_start_matches("oltp-")
+                .to_string(),
+            fill: if k % 2 == 0 { "#0072b2" } else { "#56b4e9" },
+            opacity: 0.12,
+        })
+        .collect();
+    for w in t.samples.windows(2) {
+        let bad = w[0].throttled.unwrap_or(0) & 0xf != 0 || w[0].undervoltage == Some(true);
+        if bad {
+            bands.push(Band {
+                from: w[0].t_s,
+                to: w[1].t_s,
+                label: String::new(),
+                fill: "#d1242f",
+                opacity: 0.35,
+            });
+        }
+    }
+    bands
+}
+
+fn timeline(out: &mut String, i: usize, t: &TargetResult) {
+    let _ = write!(out, "<h3>{}</h3>", esc(&t.name));
+    let temps: Vec<(f64, f64)> = t
+        .samples
+        .iter()
+        .filter_map(|x| Some((x.t_s, x.temp_c?)))
+        .collect();
+    let bits = t
+        .samples
+        .iter()
+        .filter_map(|x| x.throttled)
+        .fold(0, |a, b| a | b);
+    let throttling = if bits != 0 {
+        format!(
+            "<b>throttling reported: {}</b>",
+            esc(&crate::sys::state::throttled_flags(bits).join(", "))
+        )
+    } else if t.samples.iter().any(|x| x.throttled.is_some()) {
+        "no throttling reported".into()
+    } else {
+        "throttling flags not recorded (no Raspberry Pi firmware interface)".into()
+    };
+    if temps.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p>SoC temperature: <span class=\"meta\">not recorded</span> (no thermal sensor was readable); {throttling}.</p>"
+        );
+        return;
+    }
+    let max = temps.iter().map(|p| p.1).fold(f64::MIN, f64::max);
+    let series = vec![Series {
+        label: format!("{} SoC °C", t.name),
+        color: svg::color(i),
+        dashed: false,
+        points: temps,
+    }];
+    let chart = LineChart {
+        title: format!("{} SoC temperature over the run", t.name),
+        x_label: "seconds since the target's first phase (shaded: measurements; red: throttled or under-voltage)".into(),
+        y_label: "°C".into(),
+        x_ticks: None,
+        y_scale: Scale::Linear,
+        series,
+        bands: timeline_bands(t),
+        x_from_zero: true,
+    };
+    let _ = writeln!(
+        out,
+        "<figure>{}<figcaption>SoC temperature, sampled every few seconds; max {max:.1} °C; {throttling}.</figcaption></figure>",
+        svg::line_chart(&chart)
+    );
+}
+
+pub(super) fn render_environment(out: &mut String, s: &SuiteResult) {
+    out.push_str("<section id=\"environment\"><h2>Environment</h2>\n");
+    machine(out, s);
+    if !s.targets.is_empty() {
+        disks(out, s);
+        servers(out, s);
+    }
+    if !s.skipped.is_empty() {
+        out.push_str("<h3>Disks not benchmarked</h3>");
+        let rows: Vec<Vec<String>> = s
+            .skipped
+            .iter()
+            .map(|k| vec![esc(&k.device), esc(&k.id), esc(&k.reason)])
+            .collect();
+        table(out, &["Device", "Id", "Reason"], &rows);
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>The profile as it was run</summary><pre>{}</pre></details>",
+        esc(&serde_json::to_string_pretty(&s.profile).unwrap_or_default())
+    );
+    out.push_str("</section>\n");
+}
+
+fn machine(out: &mut String, s: &SuiteResult) {
+    let h = &s.host;
+    let before = s.targets.iter().find_map(|t| t.state_before.as_ref());
+    let kernel = before
+        .and_then(|b| b.kernel.clone())
+        .or_else(|| (!h.kernel.is_empty()).then(|| h.kernel.clone()));
+    let rows = vec![
+        vec!["Machine".into(), or_unrecorded(h.board_model.clone())],
+        vec![
+            "CPU".into(),
+            esc(&format!("{} ({} cores, {})", h.cpu_model, h.cpus, h.arch)),
+        ],
+        vec!["RAM".into(), esc(&human_size(h.ram_bytes))],
+        vec!["Kernel".into(), or_unrecorded(kernel)],
+        vec!["Host name".into(), esc(&h.hostname)],
+        vec![
+            "spindle".into(),
+            esc(&format!("{} {}", s.tool.name, s.tool.version)),
+        ],
+        vec![
+            "Profile".into(),
+            esc(&format!(
+                "{} — {}",
+                access::profile_name(s),
+                access::profile_description(s)
+            )),
+        ],
+    ];
+    out.push_str("<h3>Machine and software</h3>");
+    table(out, &["", ""], &rows);
+}
+
+/// Data set sizes against RAM and the buffer pool, from the results' options.
+fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option<String>) {
+    let ram = s.host.ram_bytes as f64;
+    let mut fileio: Vec<u64> = Vec::new();
+    let mut oltp: Option<u64> = None;
+    for r in t.phases.iter().filter_map(|p| p.result.as_ref()) {
+        match &r.options {
+            TestOptions::Fileio(c) if !fileio.contains(&c.total_size) => fileio.push(c.total_size),
+            // ≈ 250 bytes per sbtest row on disk, as the suite's note estimates.
+            TestOptions::Oltp(c) => oltp = Some(c.tables as u64 * c.table_size as u64 * 250),
+            _ => {}
+        }
+    }
+    let mut ram_parts: Vec<String> = fileio
+        .iter()
+        .map(|b| {
+            format!(
+                "fileio {} = {}× RAM",
+                human_size(*b),
+                fmt_num(*b as f64 / ram)
+            )
+        })
+        .collect();
+    if let Some(d) = oltp {
+        ram_parts.push(format!(
+            "OLTP ≈ {} = {:.2}× RAM",
+            human_size(d),
+            d as f64 / ram
+        ));
+    }
+    let bp = match (oltp, access::buffer_pool_bytes(t)) {
+        (Some(d), Some(bp)) => Some(format!(
+            "OLTP ≈ {} = {}× the {} buffer pool",
+            human_size(d),
+            fmt_num(d as f64 / bp as f64),
+            human_size(bp)
+        )),
+        (Some(_), None) => {
+            Some("buffer pool size not recorded (spindle's default: 3/8 of RAM)".into())
+        }
+        _ => None,
+    };
+    let ram_text = (!ram_parts.is_empty() && ram > 0.0).then(|| ram_parts.join("; "));
+    (ram_text, bp)
+}
+
+/// The rows of the disks table for target `t`: (fact, cell), in display order.
+fn disk_cells(s: &SuiteResult, t: &TargetResult) -> Vec<(&'static str, String)> {
+    let f = disk_facts(s, t);
+    let n = |v: Option<String>| or_unrecorded(v);
+    let mut cells = vec![
+        ("Kind", esc(access::target_kind(t))),
+        ("Path", esc(&t.path)),
+        ("Model", n(f.model)),
+        ("Serial", n(f.serial)),
+        ("Size", n(f.size_bytes.map(human_size))),
+        (
+            "Rotational",
+            n(f.rotational.map(|r| if r { "yes" } else { "no" }.into())),
+        ),
+        (
+            "USB bridge",
+            n(f.bridge.map(|b| match &f.bridge_name {
+                Some(name) => format!("{b} ({name})"),
+                None => b,
+            })),
+        ),
+        ("Driver", n(f.driver)),
+        ("Link speed", n(f.link_speed.map(|l| l.name().to_string()))),
+        ("usb-storage quirks", n(f.quirks)),
+        (
+            "UAS aborts during the run",
+            n(f.uas_aborts.map(|x| x.to_string())),
+        ),
+        (
+            "USB resets during the run",
+            n(f.usb_resets.map(|x| x.to_string())),
+        ),
+        ("Filesystem", n(f.filesystem)),
+        (
+            "mkfs command",
+            match f.mkfs {
+                Some(m) => format!("<code>{}</code>", esc(&m)),
+                None => n(None),
+            },
+        ),
+    ];
+    if access::target_kind(t) == "directory" {
+        // Disk facts of a directory target do not apply, rather than "not recorded".
+        for c in cells.iter_mut().skip(2) {
+            c.1 = "<span class=\"meta\">n/a (a directory)</span>".into();
+        }
+    }
+    let (ram, bp) = data_set_ratios(s, t);
+    cells.push(("Data set / RAM", n(ram)));
+    cells.push(("Data set / buffer pool", n(bp)));
+    cells
+}
+
+fn disks(out: &mut String, s: &SuiteResult) {
+    let per: Vec<Vec<(&str, String)>> = s.targets.iter().map(|t| disk_cells(s, t)).collect();
+    let mut header = vec!["".to_string()];
+    header.extend(s.targets.iter().map(|t| esc(&t.name)));
+    let rows: Vec<Vec<String>> = (0..per[0].len())
+        .map(|k| {
+            let mut r = vec![per[0][k].0.to_string()];
+            r.extend(per.iter().map(|cells| cells[k].1.clone()));
+            r
+        })
+        .collect();
+    out.push_str("<h3>Disks</h3>");
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(out, &h, &rows);
+    for t in s.targets.iter().filter(|t| !t.preparation.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<details><summary>How {} was prepared (exact commands)</summary><pre>{}</pre></details>",
+            esc(&t.name),
+            esc(&t.preparation.join("\n"))
+        );
+    }
+}
+
+fn servers(out: &mut String, s: &SuiteResult) {
+    let with: Vec<(&TargetResult, access::ServerFacts)> = s
+        .targets
+        .iter()
+        .filter_map(|t| Some((t, access::server_facts(s, t)?)))
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Database server</h3>");
+    let mut header = vec!["".to_string()];
+    header.extend(with.iter().map(|(t, _)| esc(&t.name)));
+    let mut rows = vec![{
+        let mut r = vec!["Server".to_string()];
+        r.extend(
+            with.iter()
+                .map(|(_, f)| or_unrecorded(f.flavor_version.clone())),
+        );
+        r
+    }];
+    let keys: Vec<String> = with[0].1.settings.iter().map(|x| x.0.clone()).collect();
+    for k in keys {
+        let mut r = vec![format!("<code>{}</code>", esc(&k))];
+        r.extend(with.iter().map(|(_, f)| {
+            or_unrecorded(f.settings.iter().find(|x| x.0 == k).map(|x| x.1.clone()))
+        }));
+        rows.push(r);
+    }
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(out, &h, &rows);
+}

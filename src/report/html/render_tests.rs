@@ -1,0 +1,214 @@
+//! report.html from small documents: the answer's ranking and ratios, doubts, the disk facts of
+//! a discovery record read from a Pi 4 fixture tree, the temperature timeline with throttling,
+//! and pages for runs that have not measured anything yet.
+
+use super::render_html;
+use crate::report::suite::{
+    PhaseResult, PhaseStatus, ProfileRecord, RunStatus, SuiteResult, TargetKind, TargetResult,
+    SUITE_SCHEMA_VERSION,
+};
+use crate::report::tests_support::sample_fileio_result;
+use crate::report::{BenchResult, Counters, HostInfo, TestOptions, ToolInfo};
+use crate::sys::state::StateSample;
+
+fn result(mode: crate::fileio::TestMode, iops: f64) -> BenchResult {
+    let mut r = sample_fileio_result();
+    if let TestOptions::Fileio(c) = &mut r.options {
+        c.test_mode = Some(mode);
+        c.extra_flags.direct = true;
+    }
+    if let Counters::Fileio(c) = &mut r.counters {
+        c.reads_per_s = iops;
+        c.read_mib_per_s = iops / 64.0;
+    }
+    r
+}
+
+fn phase(name: &str, status: PhaseStatus, r: Option<BenchResult>) -> PhaseResult {
+    PhaseResult {
+        name: name.into(),
+        phase: None,
+        status,
+        seconds: 10.0,
+        start_s: None,
+        error: (status != PhaseStatus::Ok).then(|| "the disk went away".to_string()),
+        notes: vec![],
+        result: r,
+    }
+}
+
+fn target(name: &str, iops: f64) -> TargetResult {
+    use crate::fileio::TestMode::{Rndrd, Seqrd};
+    TargetResult {
+        name: name.into(),
+        path: format!("/mnt/{name}"),
+        kind: TargetKind::Disk,
+        description: format!("{name} disk"),
+        disk: None,
+        server: None,
+        smart: None,
+        usb_trouble: None,
+        preparation: vec![format!("mkfs.ext4 -q -L spindle /dev/{name}1")],
+        state_before: None,
+        state_after: None,
+        samples: vec![],
+        phases: vec![
+            phase(
+                "fileio-rndrd-t1",
+                PhaseStatus::Ok,
+                Some(result(Rndrd, iops)),
+            ),
+            phase(
+                "fileio-seqrd-t1",
+                PhaseStatus::Ok,
+                Some(result(Seqrd, iops * 4.0)),
+            ),
+        ],
+    }
+}
+
+fn suite(targets: Vec<TargetResult>) -> SuiteResult {
+    SuiteResult {
+        schema_version: SUITE_SCHEMA_VERSION,
+        tool: ToolInfo::spindle("1.0"),
+        host: HostInfo {
+            hostname: "pi".into(),
+            ram_bytes: 4 << 30,
+            board_model: Some("Raspberry Pi 4 Model B Rev 1.4".into()),
+            ..Default::default()
+        },
+        run_id: "pi-1".into(),
+        started_at: "2025-01-01T00:00:00Z".into(),
+        finished_at: Some("2025-01-01T01:00:00Z".into()),
+        status: RunStatus::Complete,
+        profile: ProfileRecord {
+            name: "standard".into(),
+            ..Default::default()
+        },
+        environment: None,
+        targets,
+        skipped: vec![],
+    }
+}
+
+#[test]
+fn the_answer_ranks_the_targets_with_ratios_per_family() {
+    let page = render_html(&suite(vec![target("hdd", 100.0), target("ssd", 830.0)]));
+    let answer = &page[page.find("id=\"answer\"").unwrap()..page.find("id=\"tests\"").unwrap()];
+    assert!(
+        answer.contains("ssd is 8.3× hdd in fileio random"),
+        "{answer}"
+    );
+    assert!(answer.contains("Overall ssd is 8.3× hdd"), "{answer}");
+    // ssd ranks first, with 1.00× overall; hdd 0.12×.
+    let first_row = answer.find("<td class=\"n\">1</td>").unwrap();
+    assert!(answer[first_row..].starts_with("<td class=\"n\">1</td><td><b>ssd</b>"));
+    assert!(answer.contains("<b>0.12×</b>"), "{answer}");
+    assert!(answer.contains("No doubts found"), "{answer}");
+}
+
+#[test]
+fn doubts_name_failed_phases_throttling_and_slow_links() {
+    let mut hdd = target("hdd", 100.0);
+    hdd.phases[0].status = PhaseStatus::Failed;
+    hdd.samples = vec![
+        StateSample {
+            t_s: 0.0,
+            temp_c: Some(61.0),
+            throttled: Some(0),
+            undervoltage: Some(false),
+        },
+        StateSample {
+            t_s: 5.0,
+            temp_c: Some(82.5),
+            throttled: Some(0x50005),
+            undervoltage: Some(true),
+        },
+        StateSample {
+            t_s: 10.0,
+            temp_c: Some(80.0),
+            throttled: Some(0x50000),
+            undervoltage: Some(false),
+        },
+    ];
+    let root = crate::sys::SysRoot::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pi4-usb2-port"
+    ));
+    let slow = crate::disk::scan(&root, false)
+        .unwrap()
+        .into_iter()
+        .find(|d| {
+            d.usb
+                .as_ref()
+                .is_some_and(|u| u.link_speed.is_some_and(|l| !l.is_superspeed()))
+        })
+        .expect("the fixture has a disk on a USB 2 link");
+    let mut ssd = target("ssd", 830.0);
+    ssd.disk = Some(slow);
+    let mut s = suite(vec![hdd, ssd]);
+    s.status = RunStatus::Aborted;
+    let page = render_html(&s);
+    for want in [
+        "The run is aborted",
+        "hdd: phases that did not finish: fileio-rndrd-t1 (failed)",
+        "hdd: the Pi reported under-voltage now",
+        "ssd: on a High-Speed 480 Mb/s link, not USB 3",
+        "Not in the scores",
+        "max 82.5 °C",
+        "throttling reported: under-voltage now",
+    ] {
+        assert!(page.contains(want), "missing {want:?}");
+    }
+    // The red throttling band and the measurement bands are drawn on the timeline.
+    assert!(page.contains("fill=\"#d1242f\""));
+    assert!(page.contains(">rndrd-t1<"));
+}
+
+#[test]
+fn the_environment_shows_a_fixture_disk_and_says_what_was_not_recorded() {
+    let root = crate::sys::SysRoot::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pi4-hub"
+    ));
+    let disks = crate::disk::scan(&root, false).unwrap();
+    let jm = disks
+        .iter()
+        .find(|d| d.usb.as_ref().and_then(|u| u.vid_pid()).as_deref() == Some("152d:0578"))
+        .expect("the pi4-hub fixture has a JMicron bridge (behind a hub)");
+    let mut t = target("sda", 500.0);
+    t.disk = Some(jm.clone());
+    let page = render_html(&suite(vec![t]));
+    let env = &page[page.find("id=\"environment\"").unwrap()..];
+    for want in [
+        "152d:0578 (JMicron JMS578)",
+        "SuperSpeed 5 Gb/s",
+        "<code>mkfs.ext4 -q -L spindle /dev/sda1</code>",
+        "ext4",
+        "Raspberry Pi 4 Model B Rev 1.4",
+    ] {
+        assert!(env.contains(want), "missing {want:?} in {env}");
+    }
+    if let Some(d) = &jm.usb.as_ref().unwrap().driver {
+        assert!(env.contains(&format!("<td>{d}</td>")), "driver {d}");
+    }
+    // Facts nobody collected yet are said to be missing, not left blank.
+    let quirks = &env[env.find("usb-storage quirks").unwrap()..];
+    assert!(quirks[..200].contains("not recorded"), "{}", &quirks[..200]);
+    assert!(page.contains("One target was measured"));
+}
+
+#[test]
+fn a_run_without_results_still_makes_a_page() {
+    let mut s = suite(vec![]);
+    s.status = RunStatus::Running;
+    s.finished_at = None;
+    let page = render_html(&s);
+    assert!(page.contains("No test has produced a figure yet"));
+    assert!(page.contains("still going"));
+    assert!(page.trim_end().ends_with("</html>"));
+    let mut t = target("sda", 1.0);
+    t.phases.clear();
+    let page = render_html(&suite(vec![t]));
+    assert!(page.contains("No measurement has run yet"));
+}

@@ -1,0 +1,359 @@
+//! One section per test in report.html: bars per target with the ratio to the best, throughput
+//! over time, p95/p99 over time, the latency spectrum (HDR percentiles on a log 1/(1−p) axis),
+//! TPC-C per-transaction latencies, and the parameters under every figure.
+
+use super::super::metric::{self, Family};
+use super::super::params;
+use super::super::rank::{Row, TestView};
+use super::super::suite::SuiteResult;
+use super::super::{BenchResult, Counters};
+use super::svg::{self, Band, Bar, LineChart, Scale, Series};
+use super::{esc, num, table};
+use crate::report::access;
+use std::fmt::Write as _;
+
+pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView]) {
+    out.push_str("<section id=\"tests\"><h2>Tests</h2>\n");
+    if views.is_empty() {
+        out.push_str("<p>No measurement has run yet.</p>\n");
+    }
+    for f in Family::ALL {
+        let vs: Vec<&TestView> = views.iter().filter(|v| v.family == f).collect();
+        if vs.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "<h2 id=\"f-{}\">{}</h2>", f.id(), f.name());
+        for v in vs {
+            test_section(out, s, v);
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+/// Rows with a result, and the result.
+fn results<'a>(v: &'a TestView) -> impl Iterator<Item = (&'a Row<'a>, &'a BenchResult)> {
+    v.rows
+        .iter()
+        .filter_map(|r| r.phase.result.as_ref().map(|b| (r, b)))
+}
+
+/// The parameter line under each figure: every distinct parameter set of the rows.
+fn params_caption(s: &SuiteResult, v: &TestView) -> String {
+    let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
+    for (r, b) in results(v) {
+        let line = params::describe(b);
+        let name = s.targets[r.target].name.as_str();
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, who)) => who.push(name),
+            None => lines.push((line, vec![name])),
+        }
+    }
+    let profile = access::profile_name(s);
+    let body = if lines.len() == 1 {
+        esc(&lines[0].0)
+    } else {
+        lines
+            .iter()
+            .map(|(l, who)| format!("{}: {}", esc(&who.join(", ")), esc(l)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    format!("Parameters: {body}; profile {}.", esc(profile))
+}
+
+fn figure(out: &mut String, svg: &str, legend: Option<&[Series]>, caption: &str) {
+    out.push_str("<figure>");
+    out.push_str(svg);
+    if let Some(l) = legend {
+        out.push_str(&svg::legend(l));
+    }
+    let _ = writeln!(out, "<figcaption>{caption}</figcaption></figure>");
+}
+
+fn test_section(out: &mut String, s: &SuiteResult, v: &TestView) {
+    let _ = writeln!(
+        out,
+        "<section class=\"test\" id=\"t-{n}\"><h3>{n}</h3>",
+        n = esc(&v.name)
+    );
+    let caption = params_caption(s, v);
+    bars(out, s, v, &caption);
+    throughput_over_time(out, s, v, &caption);
+    percentiles_over_time(out, s, v, &caption);
+    spectrum(out, s, v, &caption);
+    tpcc_types(out, s, v);
+    problems(out, s, v);
+    out.push_str("</section>\n");
+}
+
+fn bars(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
+    let bars: Vec<Bar> = v
+        .rows
+        .iter()
+        .map(|r| {
+            let note = match (v.ratio(r), r.value) {
+                (Some(q), _) if (q - 1.0).abs() < 1e-12 => "1.00× (best)".to_string(),
+                (Some(q), _) => format!("{q:.2}×"),
+                (None, Some(_)) => format!("{} (partial)", access::phase_status(r.phase)),
+                (None, None) => access::phase_status(r.phase).to_string(),
+            };
+            Bar {
+                label: s.targets[r.target].name.clone(),
+                value: r.value,
+                note,
+                color: svg::color(r.target),
+            }
+        })
+        .collect();
+    let svg = svg::bar_chart(&format!("{} {} per target", v.name, v.unit), v.unit, &bars);
+    figure(
+        out,
+        &svg,
+        None,
+        &format!(
+            "{} per target, with the ratio to the best. {caption}",
+            esc(v.unit)
+        ),
+    );
+}
+
+fn warmup_bands(v: &TestView) -> Vec<Band> {
+    results(v)
+        .find_map(|(_, b)| access::warmup_s(b))
+        .map(|w| Band {
+            from: 0.0,
+            to: w,
+            label: "warm-up".into(),
+            fill: "#888888",
+            opacity: 0.18,
+        })
+        .into_iter()
+        .collect()
+}
+
+fn throughput_over_time(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
+    let series: Vec<Series> = results(v)
+        .filter(|(_, b)| !b.intervals.is_empty())
+        .map(|(r, b)| Series {
+            label: s.targets[r.target].name.clone(),
+            color: svg::color(r.target),
+            dashed: false,
+            points: b
+                .intervals
+                .iter()
+                .filter_map(|i| Some((i.time_s, metric::interval_value(b, i)?)))
+                .collect(),
+        })
+        .collect();
+    if series.is_empty() {
+        let _ = writeln!(out, "<p class=\"small meta\">Throughput over time: not recorded (the run had no report interval).</p>");
+        return;
+    }
+    let chart = LineChart {
+        title: format!("{} {} over time", v.name, v.unit),
+        x_label: "seconds into the run".into(),
+        y_label: v.unit.into(),
+        x_ticks: None,
+        y_scale: Scale::Linear,
+        series,
+        bands: warmup_bands(v),
+        x_from_zero: true,
+    };
+    figure(
+        out,
+        &svg::line_chart(&chart),
+        Some(&chart.series),
+        &format!("{} over time, per report interval. {caption}", esc(v.unit)),
+    );
+}
+
+fn percentiles_over_time(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
+    let mut series = Vec::new();
+    for (r, b) in results(v) {
+        if !b.intervals.iter().any(|i| i.p95_ms > 0.0) {
+            continue;
+        }
+        for (dashed, pick) in [(false, 95), (true, 99)] {
+            series.push(Series {
+                label: format!("{} p{pick}", s.targets[r.target].name),
+                color: svg::color(r.target),
+                dashed,
+                points: b
+                    .intervals
+                    .iter()
+                    .map(|i| (i.time_s, if pick == 95 { i.p95_ms } else { i.p99_ms }))
+                    .collect(),
+            });
+        }
+    }
+    if series.is_empty() {
+        return;
+    }
+    let chart = LineChart {
+        title: format!("{} latency p95 and p99 over time", v.name),
+        x_label: "seconds into the run".into(),
+        y_label: "latency, ms".into(),
+        x_ticks: None,
+        y_scale: wide_range_scale(&series),
+        series,
+        bands: warmup_bands(v),
+        x_from_zero: true,
+    };
+    figure(
+        out,
+        &svg::line_chart(&chart),
+        Some(&chart.series),
+        &format!(
+            "95th (solid) and 99th (dashed) percentile latency of each report interval. {caption}"
+        ),
+    );
+}
+
+/// Log scale when the values span more than 50×.
+fn wide_range_scale(series: &[Series]) -> Scale {
+    let ys = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|y| *y > 0.0);
+    let (lo, hi) = ys.fold((f64::INFINITY, 0.0f64), |(a, b), y| (a.min(y), b.max(y)));
+    if hi > 0.0 && hi / lo > 50.0 {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
+}
+
+/// HDR percentile spectrum points of `b`: x = log10(1/(1−p)), y = latency in ms.
+pub(super) fn spectrum_points(b: &BenchResult) -> Vec<(f64, f64)> {
+    let Ok(h) = b.histogram.hdr() else {
+        return vec![];
+    };
+    let n = h.len();
+    if n == 0 {
+        return vec![];
+    }
+    let xmax = (n as f64).log10().clamp(1.0, 6.0);
+    let mut pts: Vec<(f64, f64)> = (0..)
+        .map(|i| i as f64 * 0.05)
+        .take_while(|x| *x < xmax)
+        .map(|x| (x, h.value_at_quantile(1.0 - 10f64.powf(-x)) as f64 / 1e6))
+        .collect();
+    pts.push((xmax, h.max() as f64 / 1e6));
+    pts
+}
+
+fn spectrum(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
+    let series: Vec<Series> = results(v)
+        .map(|(r, b)| Series {
+            label: s.targets[r.target].name.clone(),
+            color: svg::color(r.target),
+            dashed: false,
+            points: spectrum_points(b),
+        })
+        .filter(|x| !x.points.is_empty())
+        .collect();
+    if series.is_empty() {
+        return;
+    }
+    let top = series
+        .iter()
+        .flat_map(|s| s.points.last().map(|p| p.0))
+        .fold(1.0f64, f64::max)
+        .ceil() as i32;
+    let labels = ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"];
+    let ticks = (0..=top.min(6))
+        .map(|e| (e as f64, labels[e as usize].to_string()))
+        .collect();
+    let chart = LineChart {
+        title: format!("{} latency by percentile", v.name),
+        x_label: "percentile (log scale of 1/(1−p)); the last point of each line is the maximum"
+            .into(),
+        y_label: "latency, ms".into(),
+        x_ticks: Some(ticks),
+        y_scale: wide_range_scale(&series),
+        series,
+        bands: vec![],
+        x_from_zero: true,
+    };
+    figure(
+        out,
+        &svg::line_chart(&chart),
+        Some(&chart.series),
+        &format!("Latency distribution of every event (HDR histogram). {caption}"),
+    );
+}
+
+fn tpcc_types(out: &mut String, s: &SuiteResult, v: &TestView) {
+    for (r, b) in results(v) {
+        let Counters::Tpcc(c) = &b.counters else {
+            continue;
+        };
+        let _ = write!(
+            out,
+            "<h4>{}: TPC-C transactions ({} warehouses, {:.1} TpmC)</h4>",
+            esc(&s.targets[r.target].name),
+            c.warehouses,
+            c.tpmc
+        );
+        if c.per_type.is_empty() {
+            out.push_str("<p class=\"small meta\">Per-transaction figures: not recorded.</p>");
+            continue;
+        }
+        let rows: Vec<Vec<String>> = c
+            .per_type
+            .iter()
+            .map(|t| {
+                vec![
+                    esc(&t.name),
+                    num(t.success),
+                    num(t.late),
+                    num(t.retries),
+                    num(t.failures),
+                    num(format!("{:.2}", t.p95_ms)),
+                    num(format!("{:.2}", t.p99_ms)),
+                    num(format!("{:.2}", t.max_ms)),
+                ]
+            })
+            .collect();
+        let h = [
+            "Transaction",
+            "\u{1}ok",
+            "\u{1}late",
+            "\u{1}retries",
+            "\u{1}failures",
+            "\u{1}p95 ms",
+            "\u{1}p99 ms",
+            "\u{1}max ms",
+        ];
+        table(out, &h, &rows);
+    }
+}
+
+/// Errors and notes of the rows, each once with the targets it applies to.
+fn problems(out: &mut String, s: &SuiteResult, v: &TestView) {
+    let mut items: Vec<(String, Vec<&str>)> = Vec::new();
+    for r in &v.rows {
+        let name = s.targets[r.target].name.as_str();
+        let texts = r
+            .phase
+            .error
+            .iter()
+            .map(|e| format!("{}: {e}", access::phase_status(r.phase)))
+            .chain(r.phase.notes.iter().cloned())
+            .chain(r.phase.result.iter().flat_map(|b| b.notes.iter().cloned()));
+        for t in texts {
+            match items.iter_mut().find(|(x, _)| *x == t) {
+                Some((_, who)) => who.push(name),
+                None => items.push((t, vec![name])),
+            }
+        }
+    }
+    if items.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"small\">");
+    for (t, who) in items {
+        let _ = write!(out, "<li>{}: {}</li>", esc(&who.join(", ")), esc(&t));
+    }
+    out.push_str("</ul>\n");
+}
