@@ -144,16 +144,12 @@ mod tests {
 
     const TINY: &str = "[[fileio]]\nfile_num = 2\ntotal_size = \"4M\"\nmodes = [\"rndrd\"]\nthreads = [1]\ntime = 1\ndrop_caches = false\n";
 
-    #[test]
-    fn a_named_disk_is_prepared_benchmarked_and_released_in_order() {
-        let tree = loop_tree(64);
-        let (sys, fake) = recording_system(tree.path());
-        let out = tempfile::tempdir().unwrap();
-        let work = tempfile::tempdir().unwrap();
-        let req = RunRequest {
+    /// The tiny profile on the fixture's loop disk, named by its stable id.
+    fn loop_request(out_dir: std::path::PathBuf, work_dir: std::path::PathBuf) -> RunRequest {
+        RunRequest {
             run_id: "t".into(),
-            out_dir: out.path().join("bundle"),
-            work_dir: work.path().to_path_buf(),
+            out_dir,
+            work_dir,
             profile: SuiteProfile::parse(TINY, "tiny", "tiny.toml").unwrap(),
             source: TargetSource::Disks {
                 names: vec!["file:/t/disk.img".into()],
@@ -163,7 +159,16 @@ mod tests {
             stick_disk: None,
             server: ServerOverrides::default(),
             sample_interval: Duration::from_secs(5),
-        };
+        }
+    }
+
+    #[test]
+    fn a_named_disk_is_prepared_benchmarked_and_released_in_order() {
+        let tree = loop_tree(64);
+        let (sys, fake) = recording_system(tree.path());
+        let out = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let req = loop_request(out.path().join("bundle"), work.path().to_path_buf());
         let r = execute(&req, &sys, &super::super::QuietObserver, &Controller::new()).unwrap();
         assert_eq!(r.status, RunStatus::Complete);
         let t = &r.targets[0];
@@ -204,20 +209,7 @@ mod tests {
     fn nothing_to_benchmark_leaves_a_bundle_listing_every_disk_left_out() {
         let tree = loop_tree(8); // smaller than the policy's minimum
         let (sys, fake) = recording_system(tree.path());
-        let req = RunRequest {
-            run_id: "t".into(),
-            out_dir: tree.path().join("bundle"),
-            work_dir: tree.path().join("work"),
-            profile: SuiteProfile::parse(TINY, "tiny", "tiny.toml").unwrap(),
-            source: TargetSource::Disks {
-                names: vec!["file:/t/disk.img".into()],
-                naming: Naming::Stable,
-            },
-            policy: loop_policy(),
-            stick_disk: None,
-            server: ServerOverrides::default(),
-            sample_interval: Duration::from_secs(5),
-        };
+        let req = loop_request(tree.path().join("bundle"), tree.path().join("work"));
         let r = execute(&req, &sys, &super::super::QuietObserver, &Controller::new()).unwrap();
         assert_eq!(r.status, RunStatus::NoTargets);
         assert!(r.targets.is_empty());

@@ -2,9 +2,9 @@
 //! per-family geometric means with wins/losses, then each test's bars and table, and the tests
 //! kept apart with the options that differ.
 
-use super::text::{median_cell, ratio_cell, summary_rows};
+use super::text::{median_cell, ratio_cell, runs_cell, summary_rows};
 use super::{Comparison, TestTable};
-use crate::report::html::svg::{self, fmt_num, Bar};
+use crate::report::html::svg::{self, Bar};
 use crate::report::html::{esc, num, page_end, page_start, table};
 use std::fmt::Write as _;
 
@@ -123,24 +123,12 @@ fn test_section(out: &mut String, c: &Comparison, t: &TestTable) {
         .rows
         .iter()
         .map(|r| {
-            let runs: Vec<String> = r
-                .values
-                .iter()
-                .map(|(run, v, ok)| {
-                    format!(
-                        "[{}] {}{}",
-                        run + 1,
-                        fmt_num(*v),
-                        if *ok { "" } else { " (partial)" }
-                    )
-                })
-                .collect();
             vec![
                 esc(&c.disks[r.disk].label),
                 num(r.n),
                 num(esc(&median_cell(r))),
                 num(esc(&ratio_cell(c, r))),
-                esc(&runs.join(", ")),
+                esc(&runs_cell(r)),
             ]
         })
         .collect();

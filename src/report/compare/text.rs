@@ -46,18 +46,6 @@ fn test_table(w: &mut String, c: &Comparison, t: &TestTable) {
         "disk", "n", "median", "ratio"
     );
     for r in &t.rows {
-        let runs: Vec<String> = r
-            .values
-            .iter()
-            .map(|(run, v, ok)| {
-                format!(
-                    "[{}] {}{}",
-                    run + 1,
-                    fmt_num(*v),
-                    if *ok { "" } else { " (partial)" }
-                )
-            })
-            .collect();
         let _ = writeln!(
             w,
             "  {:<24} {:>4} {:>18} {:>20}  {}",
@@ -65,9 +53,26 @@ fn test_table(w: &mut String, c: &Comparison, t: &TestTable) {
             r.n,
             median_cell(r),
             ratio_cell(c, r),
-            runs.join(", ")
+            runs_cell(r)
         );
     }
+}
+
+/// Each run's value: `[1] 1.2k, [3] 980 (partial)`.
+pub(crate) fn runs_cell(r: &DiskRow) -> String {
+    let runs: Vec<String> = r
+        .values
+        .iter()
+        .map(|(run, v, ok)| {
+            format!(
+                "[{}] {}{}",
+                run + 1,
+                fmt_num(*v),
+                if *ok { "" } else { " (partial)" }
+            )
+        })
+        .collect();
+    runs.join(", ")
 }
 
 /// The per-family summary table rows: disk, one cell per family, overall, wins/losses.
