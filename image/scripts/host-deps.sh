@@ -92,21 +92,23 @@ describe_qemu() {
 }
 
 install_host_packages() {
-	local need=() pkg args=() target
+	local need=() pkg args=() qemu_needed=" " target
 	mapfile -t need < <(packages_to_install "${REQUIREMENTS[@]}")
 	if ((${#need[@]} == 0)) && qemu_consistent; then
 		return 0
 	fi
 	for pkg in "${need[@]}"; do
-		is_qemu_package "$pkg" || args+=("$pkg")
+		if is_qemu_package "$pkg"; then qemu_needed+="$pkg "; else args+=("$pkg"); fi
 	done
-	if ! qemu_consistent || ((${#need[@]} > ${#args[@]})); then
+	if ! qemu_consistent || [[ $qemu_needed != " " ]]; then
 		as_root apt-get update -qq
 		target=$(qemu_target_version)
 		qemu_consistent ||
 			echo "host-deps: QEMU packages at one version $target (installed: $(describe_qemu))" >&2
 		for pkg in "${QEMU_PACKAGES[@]}"; do
-			[[ $(pkg_version "$pkg") == "$target" ]] || args+=("$pkg=$target")
+			if [[ $(pkg_version "$pkg") != "$target" || $qemu_needed == *" $pkg "* ]]; then
+				args+=("$pkg=$target")
+			fi
 		done
 	fi
 	apt_install host-deps "${args[@]}"
