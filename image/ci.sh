@@ -27,7 +27,7 @@ main() {
 	timed build-binary "$REPO_DIR/cross/build.sh"
 	timed cross-smoke "$IMAGE_DIR/test/cross-smoke.sh"
 	timed build-image nice -n 10 make -C "$IMAGE_DIR" image
-	timed e2e "$IMAGE_DIR/test/e2e.sh" --auto
+	timed e2e "$IMAGE_DIR/test/e2e.sh" --full
 	echo "image-ci: all passed" >&2
 	cat "$TIMINGS" >&2
 }
