@@ -13,8 +13,8 @@
 # Usage: scripts/check-fresh-install.sh [--keep] [--no-backports-trap] [--workdir DIR]
 #   --keep               leave the tree (unmounted) in the work directory for inspection
 #   --no-backports-trap  skip the qemu-utils-from-backports step
-#   --workdir DIR        where the tree goes (default /var/tmp/spindle-fresh-install; ~2.5 GB)
-# Needs root and network access to deb.debian.org and static.rust-lang.org. Not binfmt:
+#   --workdir DIR        where the tree goes (default /var/tmp/spindle-fresh-install; 2.8 GB)
+# Needs root and network access to deb.debian.org and static.rust-lang.org; about 5 minutes.
 # binfmt_misc belongs to the host kernel, so host-deps.sh runs with --no-binfmt here; when the
 # host has qemu-aarch64 enabled, `arch-test arm64` (mmdebstrap's check) is run in the chroot too.
 # Logs and timings: ci-artifacts/fresh-install/.
@@ -334,7 +334,7 @@ main() {
 	step recheck-names-package recheck_names_package
 	step rerun-quiet rerun_quiet
 	echo "total rc=0 seconds=$((SECONDS - start))" >>"$ARTIFACTS/timings.txt"
-	log "passed; tree size $(du -sh --one-file-system "$ROOT" | cut -f1); timings:"
+	log "passed; tree size $(du -sh --one-file-system --exclude="$ROOT/src" "$ROOT" | cut -f1); timings:"
 	cat "$ARTIFACTS/timings.txt" >&2
 }
 
