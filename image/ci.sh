@@ -1,6 +1,7 @@
 #!/bin/bash
 # CI entry for the aarch64 build, the SD-card image and its emulated end-to-end test.
-# Installs its own host packages (Debian mirror only), enables binfmt for arm64, then:
+# Installs its own host packages (Debian mirror only) and Rust targets, checks every tool,
+# enables binfmt for arm64 (scripts/host-deps.sh), then:
 # cross build → qemu-user smoke test → make image → e2e boot test. Exits non-zero on any failure.
 # Timings and logs go to ci-artifacts/ in the work tree. Runs as root (mmdebstrap, binfmt).
 set -euo pipefail
@@ -19,22 +20,14 @@ timed() {
 	return "$rc"
 }
 
-install_host_dependencies() {
-	"$IMAGE_DIR/scripts/host-deps.sh"
-	local target
-	for target in aarch64-unknown-linux-musl aarch64-unknown-linux-gnu; do
-		rustup target list --installed | grep -qx "$target" || rustup target add "$target"
-	done
-}
-
 main() {
 	mkdir -p "$ARTIFACTS"
 	: >"$TIMINGS"
-	timed host-deps install_host_dependencies
+	timed host-deps "$IMAGE_DIR/scripts/host-deps.sh"
 	timed build-binary "$REPO_DIR/cross/build.sh"
 	timed cross-smoke "$IMAGE_DIR/test/cross-smoke.sh"
 	timed build-image nice -n 10 make -C "$IMAGE_DIR" image
-	timed e2e "$IMAGE_DIR/test/e2e.sh" --auto
+	timed e2e "$IMAGE_DIR/test/e2e.sh" --full
 	echo "image-ci: all passed" >&2
 	cat "$TIMINGS" >&2
 }
