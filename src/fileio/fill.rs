@@ -2,10 +2,13 @@
 //!
 //! A write buffer is filled with random bytes once (per thread, or per request slot in async
 //! mode). Before each write only the first 8 bytes of every 512-byte sector get a fresh random
-//! value (a "stamp"): 32 words for a 16 KiB request instead of 16 KiB of new random bytes. So
-//! every page a controller sees is random (nothing to compress) and no two written sectors are
-//! equal (nothing to deduplicate). Prepare writes fresh random bytes throughout: it is not timed,
-//! and a prepared file then does not compress even with a long-window compressor.
+//! value (a "stamp"): 32 words for a 16 KiB request instead of 16 KiB of new random bytes (fio's
+//! default does the same: random buffers made once, scrambled per I/O). So every block a
+//! controller sees is random (nothing to compress) and no two written sectors are equal
+//! (nothing to deduplicate). A file compressor reading a whole file after a write run does find
+//! the buffer's bytes again from one request to the next; a disk does not compress across
+//! requests. Prepare writes fresh random bytes throughout: it is not timed, and a prepared file
+//! then does not compress at all.
 //!
 //! Reads never land in a random write buffer, so reads cannot turn it back into zeros.
 
