@@ -1,8 +1,8 @@
 //! The run plan: which phases run on which target, in order. Pure: built from a profile and
 //! the target list, so it is unit-tested and shown to the user before anything runs.
 
-use crate::config::profile::Profile;
-use crate::fileio::TestMode;
+use crate::config::profile::{FileioSet, Profile};
+use crate::fileio::{IoMode, TestMode};
 use crate::oltp::Workload;
 use serde::Serialize;
 
@@ -21,6 +21,9 @@ pub enum Phase {
         set: usize,
         mode: TestMode,
         threads: u32,
+        /// Async sets: the block size and queue depth, which tell such sets apart by name.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        queue: Option<Queue>,
     },
     FileioCleanup {
         set: usize,
@@ -40,14 +43,44 @@ pub enum Phase {
     MysqldStop,
 }
 
+/// The shape of an async fileio run: request size and requests in flight per thread.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Queue {
+    pub block: u64,
+    pub depth: u32,
+}
+
+impl Queue {
+    /// For an async set (`None` for sync and mmap sets, whose names stay as they were).
+    fn of(f: &FileioSet) -> Option<Queue> {
+        (f.io_mode == IoMode::Async).then(|| Queue {
+            block: crate::units::parse_size(&f.block_size).unwrap_or(0),
+            depth: f.async_backlog,
+        })
+    }
+}
+
 impl Phase {
-    /// Short name, also the per-test file name stem (`fileio-rndrw-t8`, `oltp-read_write-t4`).
+    /// Short name, also the per-test file name stem (`fileio-rndrw-t8`, `oltp-read_write-t4`;
+    /// async sets add block size and queue depth: `fileio3-rndrd-4KiB-qd32-t1`).
     pub fn name(&self) -> String {
         match self {
             Phase::SystemState { when } => format!("system-state-{when}"),
             Phase::FileioPrepare { set } => format!("fileio{}-prepare", set_suffix(*set)),
-            Phase::FileioRun { set, mode, threads } => {
-                format!("fileio{}-{}-t{threads}", set_suffix(*set), mode.name())
+            Phase::FileioRun {
+                set,
+                mode,
+                threads,
+                queue,
+            } => {
+                let q = queue.map_or(String::new(), |q| {
+                    format!(
+                        "-{}-qd{}",
+                        crate::units::format_size_exact(q.block),
+                        q.depth
+                    )
+                });
+                format!("fileio{}-{}{q}-t{threads}", set_suffix(*set), mode.name())
             }
             Phase::FileioCleanup { set } => format!("fileio{}-cleanup", set_suffix(*set)),
             Phase::MysqldStart => "mysqld-start".into(),
@@ -101,7 +134,12 @@ pub fn phases(profile: &Profile) -> Vec<Phase> {
         v.push(Phase::FileioPrepare { set });
         for &mode in &f.modes {
             for &threads in &f.threads {
-                v.push(Phase::FileioRun { set, mode, threads });
+                v.push(Phase::FileioRun {
+                    set,
+                    mode,
+                    threads,
+                    queue: Queue::of(f),
+                });
             }
         }
         v.push(Phase::FileioCleanup { set });
@@ -150,5 +188,37 @@ mod tests {
         assert!(names.contains(&"fileio2-rndrw-t50".to_string()));
         assert!(names.contains(&"fileio2-seqrd-t50".to_string()));
         assert!(names.contains(&"oltp-legacy-t10".to_string()));
+    }
+
+    #[test]
+    fn async_sets_are_named_by_block_size_and_queue_depth() {
+        for name in ["standard", "reference"] {
+            let p = Profile::load(name).unwrap();
+            let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len(), "{name}: names are unique");
+            for want in [
+                "rndrd-4KiB-qd1-t1",
+                "rndwr-4KiB-qd32-t1",
+                "rndrd-16KiB-qd32-t1",
+            ] {
+                assert!(
+                    names.iter().any(|n| n.ends_with(want)),
+                    "{name}: {want} in {names:?}"
+                );
+            }
+        }
+        let p = Profile::load("standard").unwrap();
+        let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+        assert!(
+            names.contains(&"fileio-rndrd-t8".to_string()),
+            "sync names unchanged"
+        );
+        assert!(
+            names.contains(&"fileio3-rndwr-4KiB-qd32-t1".to_string()),
+            "{names:?}"
+        );
     }
 }

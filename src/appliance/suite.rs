@@ -350,6 +350,9 @@ fn fileio_config(
         block_size: crate::units::parse_size(&set.block_size).map_err(anyhow::Error::msg)?,
         total_size: total,
         extra_flags: crate::config::fileio::parse_extra_flags(&set.extra_flags)?,
+        io_mode: set.io_mode,
+        async_backlog: set.async_backlog,
+        fill: set.fill,
         fsync_freq: set.fsync_freq,
         time_limit: (set.time > 0).then(|| Duration::from_secs(set.time)),
         events: set.events,
@@ -469,7 +472,9 @@ fn run_phase(
             run.fileio_ok[set] = true;
             Ok(Outcome::Done(None))
         }
-        Phase::FileioRun { set, mode, threads } => {
+        Phase::FileioRun {
+            set, mode, threads, ..
+        } => {
             if !run.fileio_ok[set] {
                 return Ok(Outcome::Skipped("fileio prepare failed".into()));
             }
@@ -477,6 +482,11 @@ fn run_phase(
             let mut cfg = fileio_config(fs, &run.work, set, ram)?;
             cfg.test_mode = Some(mode);
             cfg.threads = threads;
+            if cfg.io_mode == fileio::IoMode::Async {
+                if let Err(e) = fileio::uring::Ring::new(1) {
+                    return Ok(Outcome::Skipped(e.to_string()));
+                }
+            }
             if fs.drop_caches {
                 if drop_caches() {
                     notes.push("page cache dropped before the run".into());

@@ -3,7 +3,7 @@
 //! `--profile PATH` reads another file with the same keys. Parsing is strict: an unknown key or
 //! a bad value is an error naming the key.
 
-use crate::fileio::{Compat, TestMode};
+use crate::fileio::{Compat, Fill, IoMode, TestMode};
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
@@ -75,6 +75,16 @@ pub struct FileioSet {
     /// Drop the page cache before each run (only possible as root).
     #[serde(default = "yes")]
     pub drop_caches: bool,
+    /// `--file-io-mode`: `sync` (pread/pwrite), `async` (io_uring, `async_backlog` requests in
+    /// flight per thread) or `mmap` [sync].
+    #[serde(default = "default_io_mode")]
+    pub io_mode: IoMode,
+    /// `--file-async-backlog`: the queue depth per thread of an async set [128].
+    #[serde(default = "default_async_backlog")]
+    pub async_backlog: u32,
+    /// `--file-fill`: `zero` (as sysbench) or `random` (incompressible) [zero].
+    #[serde(default)]
+    pub fill: Fill,
 }
 
 /// Server settings for the suite (a subset of `spindle mysqld` options).
@@ -123,6 +133,12 @@ fn default_time() -> u64 {
 }
 fn default_fsync_freq() -> u64 {
     100
+}
+fn default_io_mode() -> IoMode {
+    IoMode::Sync
+}
+fn default_async_backlog() -> u32 {
+    crate::fileio::config::DEFAULT_ASYNC_BACKLOG
 }
 fn default_compat() -> String {
     "1.0".into()
@@ -204,6 +220,21 @@ impl Profile {
             if f.threads.is_empty() || f.threads.contains(&0) {
                 bail!("{} must list thread counts of at least 1", at("threads"));
             }
+            let max = crate::fileio::config::MAX_ASYNC_BACKLOG;
+            if !(1..=max).contains(&f.async_backlog) {
+                bail!(
+                    "{} = {} is out of range: use 1 to {max} (requests in flight per thread)",
+                    at("async_backlog"),
+                    f.async_backlog
+                );
+            }
+            if f.io_mode == IoMode::Mmap && f.extra_flags.contains("direct") {
+                bail!(
+                    "{} = \"mmap\" cannot be combined with direct I/O in {}",
+                    at("io_mode"),
+                    at("extra_flags")
+                );
+            }
             if f.time == 0 && f.events == 0 && f.compat()? == Compat::V1_0 {
                 bail!(
                     "{} and {} are both 0: the runs would never end",
@@ -274,6 +305,56 @@ mod tests {
         assert!(e.contains("oltp.workloads"), "{e}");
         let e = format!("{:#}", Profile::load("fastest").unwrap_err());
         assert!(e.contains("--profile"), "{e}");
+        let set =
+            "[[fileio]]\nfile_num = 1\ntotal_size = \"1M\"\nmodes = [\"rndrd\"]\nthreads = [1]\n";
+        for (extra, key) in [
+            ("async_backlog = 0", "fileio[0].async_backlog"),
+            ("async_backlog = 5000", "fileio[0].async_backlog"),
+            ("io_mode = \"aio\"", "io_mode"),
+            ("fill = \"ones\"", "fill"),
+        ] {
+            let e = format!(
+                "{:#}",
+                Profile::parse(&format!("{set}{extra}\n"), "x").unwrap_err()
+            );
+            assert!(e.contains(key), "{extra}: {e}");
+        }
+    }
+
+    #[test]
+    fn appliance_profiles_fill_randomly_and_measure_queueing() {
+        for name in ["quick", "standard", "reference"] {
+            let p = Profile::load(name).unwrap();
+            assert!(p.fileio.iter().all(|f| f.fill == Fill::Random), "{name}");
+        }
+        for name in ["standard", "reference"] {
+            let p = Profile::load(name).unwrap();
+            let mut shapes: Vec<(String, u32, Vec<&str>)> = p
+                .fileio
+                .iter()
+                .filter(|f| f.io_mode == IoMode::Async)
+                .map(|f| {
+                    assert!(
+                        f.extra_flags.contains("direct") && f.threads == [1],
+                        "{name}"
+                    );
+                    let modes = f.modes.iter().map(|m| m.name()).collect();
+                    (f.block_size.clone(), f.async_backlog, modes)
+                })
+                .collect();
+            shapes.sort();
+            let both = vec!["rndrd", "rndwr"];
+            assert_eq!(
+                shapes,
+                vec![
+                    ("16K".to_string(), 1, both.clone()),
+                    ("16K".to_string(), 32, both.clone()),
+                    ("4K".to_string(), 1, both.clone()),
+                    ("4K".to_string(), 32, both.clone()),
+                ],
+                "{name}"
+            );
+        }
     }
 
     #[test]
@@ -290,6 +371,9 @@ mod tests {
             fsync_freq: 100,
             compat: "1.0".into(),
             drop_caches: true,
+            io_mode: IoMode::Sync,
+            async_backlog: 128,
+            fill: Fill::Zero,
         };
         assert_eq!(f.total_bytes(4 << 30).unwrap(), 8 << 30);
     }
