@@ -2,7 +2,8 @@
 //!
 //! Semantics follow sysbench 1.0.20 (and 0.4.12 with [`Compat::V0_4`]): see
 //! `generator` for request generation and fsync rules, `checksum` for `--validate`, `run` for
-//! what is counted and timed. The engine takes a [`FileioConfig`] and returns a
+//! what is counted and timed, `uring` for the asynchronous mode (io_uring), `fill` for
+//! `--file-fill=random`. The engine takes a [`FileioConfig`] and returns a
 //! [`crate::model::Measurement`]; it never prints and never writes result files (see
 //! [`crate::engine`] for the contract every engine follows).
 
