@@ -5,7 +5,7 @@ mod common;
 
 use common::{assert_fails as err, assert_ok as ok};
 use spindle::engine::{Controller, Silent};
-use spindle::fileio::{self, Compat, FileioConfig, TestMode};
+use spindle::fileio::{self, Compat, FileioConfig, Fill, IoMode, TestMode};
 use spindle::report::{BenchResult, Counters, FileioCounters, TestOptions};
 use std::path::Path;
 use std::process::Command;
@@ -557,4 +557,301 @@ fn a_pasted_sysbench_0_4_line_with_test_fileio_runs_with_the_deprecation_warning
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 5); // 4 files + manifest
     let e = err(&common::spindle(&["--test=cpu", "run"]));
     assert!(e.contains("--test=cpu"), "{e}");
+}
+
+/// The counts that must not depend on the I/O mode: events, reads, writes, fsyncs, bytes.
+fn split(r: &BenchResult) -> (u64, u64, u64, u64, u64) {
+    let c = counters(r);
+    (r.events, c.reads, c.writes, c.fsyncs, c.bytes_written)
+}
+
+#[test]
+fn async_mode_gives_the_same_counts_and_split_as_sync_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let mut base = small(d.path(), TestMode::Rndrw);
+    prepare(&base);
+    base.time_limit = None;
+    base.events = 1200;
+    for mode in [TestMode::Rndrw, TestMode::Rndwr, TestMode::Seqrewr] {
+        for (fsync_all, fsync_end) in [(false, false), (false, true), (true, false)] {
+            let sync = FileioConfig {
+                test_mode: Some(mode),
+                fsync_all,
+                fsync_freq: if fsync_all { 0 } else { 100 },
+                fsync_end,
+                ..base.clone()
+            };
+            let want = split(&run(&sync));
+            for (threads, backlog) in [(1, 1), (1, 128), (4, 8), (4, 128)] {
+                let cfg = FileioConfig {
+                    io_mode: IoMode::Async,
+                    async_backlog: backlog,
+                    threads,
+                    ..sync.clone()
+                };
+                let r = run(&cfg);
+                let mut got = split(&r);
+                if fsync_end {
+                    // Every thread fsyncs every file at the end, in both modes.
+                    got.3 -= (threads as u64 - 1) * 16;
+                }
+                assert_eq!(
+                    got, want,
+                    "{mode:?} fsync_all={fsync_all} fsync_end={fsync_end} threads={threads} backlog={backlog}"
+                );
+                assert!(
+                    r.notes.iter().any(|n| n.contains("io_uring")),
+                    "{:?}",
+                    r.notes
+                );
+            }
+        }
+    }
+    let (events, reads, writes, fsyncs, _) = split(&run(&FileioConfig {
+        io_mode: IoMode::Async,
+        fsync_end: false,
+        ..base.clone()
+    }));
+    // 1040 requests and a round of 16 after each 100 of them: 1040 + 10 × 16 = 1200 events.
+    assert_eq!((events, reads + writes, fsyncs), (1200, 1040, 10 * 16));
+    assert_eq!(reads * 2, writes * 3, "rndrw at 1.5 reads per write");
+
+    // Time-limited, 4 threads × 32 in flight: fsyncs per 100 requests equal --file-num.
+    let cfg = FileioConfig {
+        io_mode: IoMode::Async,
+        async_backlog: 32,
+        threads: 4,
+        fsync_end: false,
+        events: 0,
+        time_limit: Some(Duration::from_secs(1)),
+        ..base.clone()
+    };
+    let c = counters(&run(&cfg)).clone();
+    let expected = (c.reads + c.writes) / 100 * 16;
+    assert!(
+        c.fsyncs.abs_diff(expected) <= 16,
+        "fsyncs {} vs expected {expected}",
+        c.fsyncs
+    );
+    let ratio = c.reads as f64 / c.writes as f64;
+    assert!((ratio - 1.5).abs() < 0.01, "read:write {ratio}");
+}
+
+#[test]
+fn async_mode_times_each_request_from_submission_to_completion() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = small(d.path(), TestMode::Rndrd);
+    prepare(&cfg);
+    cfg.io_mode = IoMode::Async;
+    cfg.time_limit = None;
+    cfg.events = 4000;
+    cfg.async_backlog = 64;
+    let r = run(&cfg);
+    assert_eq!(counters(&r).reads, 4000);
+    assert_eq!(
+        r.histogram.hdr().unwrap().len(),
+        4000,
+        "one latency per request"
+    );
+    assert!(r.latency.min_us > 0.0 && r.latency.max_us >= r.latency.avg_us);
+    // The latencies of requests in flight overlap: their sum exceeds the run time.
+    assert!(
+        r.latency.sum_ms / 1000.0 > r.total_time_s,
+        "sum {} ms over {} s",
+        r.latency.sum_ms,
+        r.total_time_s
+    );
+}
+
+#[test]
+fn async_validate_checks_every_read_and_catches_a_corrupted_block() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let opts = ["--file-num=4", "--file-total-size=4M", "--validate"];
+    let asy = ["--file-io-mode=async", "--file-async-backlog=32"];
+    ok(&spindle(dir, &[opts[0], opts[1], opts[2], "prepare"]));
+    for mode in ["rndrw", "seqrewr", "seqrd"] {
+        let out = ok(&spindle(
+            dir,
+            &[
+                opts[0],
+                opts[1],
+                opts[2],
+                asy[0],
+                asy[1],
+                "--threads=2",
+                &format!("--file-test-mode={mode}"),
+                "--time=1",
+                "--format=json",
+                "run",
+            ],
+        ));
+        let r = BenchResult::from_json(&out, "stdout").unwrap();
+        if mode != "seqrewr" {
+            assert!(counters(&r).validated_blocks > 0, "{mode}");
+        }
+    }
+    // Flip one byte in the middle of block 10 of test_file.2.
+    let p = dir.join("test_file.2");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[10 * 16384 + 100] ^= 0x5A;
+    std::fs::write(&p, &bytes).unwrap();
+    let e = err(&spindle(
+        dir,
+        &[
+            opts[0],
+            opts[1],
+            opts[2],
+            asy[0],
+            asy[1],
+            "--file-test-mode=seqrd",
+            "--time=5",
+            "run",
+        ],
+    ));
+    assert!(
+        e.contains("Checksum mismatch") && e.contains("test_file.2"),
+        "{e}"
+    );
+    assert!(e.contains(&format!("offset {}", 10 * 16384)), "{e}");
+}
+
+#[test]
+fn async_validate_with_more_requests_in_flight_than_blocks() {
+    // 1 file of 8 blocks, 2 threads × 16 in flight: workers wait for free blocks, never for
+    // each other forever, and never read a block while it is being written.
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = FileioConfig {
+        file_num: 1,
+        total_size: 8 * 16384,
+        validate: true,
+        ..small(d.path(), TestMode::Rndrw)
+    };
+    prepare(&cfg);
+    cfg.io_mode = IoMode::Async;
+    cfg.async_backlog = 16;
+    cfg.threads = 2;
+    cfg.time_limit = None;
+    cfg.events = 3000;
+    let r = run(&cfg);
+    let c = counters(&r);
+    assert_eq!(r.events, 3000);
+    assert!(c.reads > 0 && c.validated_blocks == c.reads, "{c:?}");
+    for mode in [TestMode::Seqrewr, TestMode::Seqrd] {
+        let r = run(&FileioConfig {
+            test_mode: Some(mode),
+            threads: 1,
+            ..cfg.clone()
+        });
+        assert_eq!(r.events, 3000, "{mode:?}");
+    }
+}
+
+#[test]
+fn async_backlog_out_of_range_is_refused_naming_the_option() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = [
+        "--file-num=2",
+        "--file-total-size=2M",
+        "--file-test-mode=rndrd",
+    ];
+    ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    for bad in ["0", "5000", "18446744073709551615"] {
+        let e = err(&spindle(
+            dir,
+            &[
+                a[0],
+                a[1],
+                a[2],
+                "--file-io-mode=async",
+                &format!("--file-async-backlog={bad}"),
+                "run",
+            ],
+        ));
+        assert!(e.contains("--file-async-backlog"), "{bad}: {e}");
+    }
+    // The engine refuses it too (the suite builds its configuration without the CLI).
+    let mut cfg = small(dir, TestMode::Rndrd);
+    cfg.file_num = 2;
+    cfg.total_size = 2 << 20;
+    cfg.io_mode = IoMode::Async;
+    cfg.async_backlog = 0;
+    let e = fileio::run(&cfg, &Controller::new(), &Silent).unwrap_err();
+    let fe = fileio::error::find(&e).expect("a typed error");
+    assert_eq!(fe.option(), Some("file-async-backlog"), "{e:#}");
+}
+
+/// Compressed size / size of `path` with `gzip -c`.
+fn gzip_ratio(path: &Path) -> f64 {
+    let out = Command::new("gzip")
+        .arg("-c")
+        .arg(path)
+        .output()
+        .expect("gzip is installed");
+    assert!(out.status.success());
+    out.stdout.len() as f64 / std::fs::metadata(path).unwrap().len() as f64
+}
+
+#[test]
+fn random_fill_does_not_compress_and_zero_fill_does() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = ["--file-num=2", "--file-total-size=8M"];
+    ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    let zero = gzip_ratio(&dir.join("test_file.0"));
+    assert!(zero < 0.01, "zero fill compresses: {zero}");
+    ok(&spindle(dir, &[a[0], a[1], "cleanup"]));
+    ok(&spindle(
+        dir,
+        &[a[0], a[1], "--file-fill=random", "prepare"],
+    ));
+    let random = gzip_ratio(&dir.join("test_file.0"));
+    assert!(random > 0.99, "random fill does not compress: {random}");
+
+    // Write requests carry random data too (one sequential pass over zero-filled files): no
+    // block compresses on its own (what a compressing controller sees) and no two 512-byte
+    // sectors are equal (what a deduplicating one looks for).
+    for io in ["sync", "async"] {
+        ok(&spindle(dir, &[a[0], a[1], "cleanup"]));
+        ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+        let out = ok(&spindle(
+            dir,
+            &[
+                a[0],
+                a[1],
+                "--file-fill=random",
+                &format!("--file-io-mode={io}"),
+                "--file-test-mode=seqrewr",
+                "--file-fsync-freq=0",
+                "--time=0",
+                "--events=512",
+                "--format=json",
+                "run",
+            ],
+        ));
+        let r = BenchResult::from_json(&out, "stdout").unwrap();
+        let TestOptions::Fileio(o) = &r.options else {
+            panic!("fileio options expected")
+        };
+        assert_eq!(o.fill, Fill::Random, "the result records the fill");
+        assert!(
+            r.notes.iter().any(|n| n.contains("random bytes")),
+            "{:?}",
+            r.notes
+        );
+        let mut sectors = std::collections::HashSet::new();
+        for f in ["test_file.0", "test_file.1"] {
+            let bytes = std::fs::read(dir.join(f)).unwrap();
+            for (i, block) in bytes.chunks(16384).enumerate().step_by(37) {
+                let one = dir.join("block");
+                std::fs::write(&one, block).unwrap();
+                let ratio = gzip_ratio(&one);
+                assert!(ratio > 0.99, "{io}: {f} block {i} compresses: {ratio}");
+            }
+            for s in bytes.chunks(512) {
+                assert!(sectors.insert(s.to_vec()), "{io}: a repeated sector in {f}");
+            }
+        }
+    }
 }

@@ -94,6 +94,7 @@ const TINY: &[&str] = &[
     "fileio-seqwr-t2",
     "fileio-rndrw-t2",
     "fileio-seqrd-t2",
+    "fileio2-rndrd-4KiB-qd8-t1",
     "oltp-read_write-t2",
     "oltp-point_select-t2",
 ];

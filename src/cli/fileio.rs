@@ -27,7 +27,7 @@ pub struct FileioArgs {
     /// Test mode (required for run).
     #[arg(long, value_enum, value_name = "MODE")]
     pub file_test_mode: Option<crate::fileio::TestMode>,
-    /// I/O mode [default: sync].
+    /// I/O mode: sync (pread/pwrite), async (io_uring), mmap [default: sync].
     #[arg(long, value_enum, value_name = "MODE")]
     pub file_io_mode: Option<crate::fileio::IoMode>,
     /// Extra open flags, comma-separated: sync, dsync, direct.
@@ -51,9 +51,13 @@ pub struct FileioArgs {
     /// Reads per write in rndrw [default: 1.5].
     #[arg(long, value_name = "RATIO")]
     pub file_rw_ratio: Option<f64>,
-    /// Accepted for sysbench compatibility; only used by the async I/O mode.
-    #[arg(long, value_name = "N", hide = true)]
+    /// Requests in flight per thread in async I/O mode [default: 128].
+    #[arg(long, value_name = "N")]
     pub file_async_backlog: Option<u64>,
+    /// Data written by prepare and write requests: zero (as sysbench) or random
+    /// (incompressible) [default: zero].
+    #[arg(long, value_enum, value_name = "FILL")]
+    pub file_fill: Option<crate::fileio::Fill>,
     /// Worker threads [default: 1].
     #[arg(long, value_name = "N", visible_alias = "num-threads")]
     pub threads: Option<u32>,

@@ -1,7 +1,8 @@
 //! `spindle fileio` arguments → [`FileioConfig`], with sysbench's defaults and validation.
 
 use crate::cli::FileioArgs;
-use crate::fileio::{Compat, ExtraFlags, FileioConfig, FsyncMode, IoMode};
+use crate::fileio::config::MAX_ASYNC_BACKLOG;
+use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, FsyncMode, IoMode};
 use anyhow::{bail, Context};
 use std::time::Duration;
 
@@ -40,6 +41,11 @@ pub fn from_args(a: &FileioArgs) -> anyhow::Result<FileioConfig> {
             }
             None => ExtraFlags::default(),
         },
+        async_backlog: match a.file_async_backlog {
+            Some(n) => u32::try_from(n).unwrap_or(u32::MAX),
+            None => d.async_backlog,
+        },
+        fill: a.file_fill.unwrap_or(Fill::Zero),
         // --file-fsync-all forces periodic and end-of-test fsyncs off (as sysbench).
         fsync_freq: if fsync_all {
             0
@@ -114,10 +120,16 @@ pub fn validate(c: &FileioConfig) -> anyhow::Result<()> {
         "cannot be used with --percentile=0 (sysbench rejects it too)",
     )?;
     ensure(
-        c.io_mode != IoMode::Async,
-        "--file-io-mode=async",
-        "is not supported yet: use sync (pread/pwrite) or mmap",
+        (1..=MAX_ASYNC_BACKLOG).contains(&c.async_backlog),
+        "--file-async-backlog",
+        format!("must be between 1 and {MAX_ASYNC_BACKLOG} (requests in flight per thread)"),
     )?;
+    if c.io_mode == IoMode::Async {
+        if let Some(mode) = c.test_mode {
+            crate::fileio::check_backlog(c, mode)
+                .map_err(|e| anyhow::anyhow!("--file-async-backlog: {e}"))?;
+        }
+    }
     ensure(
         !(c.io_mode == IoMode::Mmap && c.extra_flags.direct),
         "--file-extra-flags=direct",
@@ -209,7 +221,21 @@ mod tests {
     #[test]
     fn bad_values_name_the_flag() {
         let cases: &[(&[&str], &str)] = &[
-            (&["--file-io-mode=async"], "not supported yet"),
+            (&["--file-async-backlog=0"], "--file-async-backlog"),
+            (&["--file-async-backlog=100000"], "--file-async-backlog"),
+            (
+                &["--file-async-backlog=99999999999"],
+                "--file-async-backlog",
+            ),
+            (
+                &[
+                    "--file-io-mode=async",
+                    "--file-test-mode=seqrd",
+                    "--file-merged-requests=1024",
+                ],
+                "--file-async-backlog",
+            ),
+            (&["--file-fill=gray"], "--file-fill"),
             (&["--file-extra-flags=bogus"], "--file-extra-flags"),
             (&["--file-num=0"], "--file-num"),
             (&["--file-total-size=1K"], "--file-total-size"),

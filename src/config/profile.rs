@@ -7,7 +7,7 @@
 //! mode, compat level, flag list and distribution name parsed — so the run layer never looks at
 //! a string again. Every error names the profile (built-in name or file) and the key.
 
-use crate::fileio::{Compat, ExtraFlags, FileioConfig, TestMode};
+use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, IoMode, TestMode};
 use crate::oltp::{OltpConfig, RandType, Workload};
 use crate::provision::mysqld::MysqldSettings;
 use crate::report::suite::ProfileRecord;
@@ -87,6 +87,16 @@ pub struct FileioSet {
     /// (0 = off).
     #[serde(default = "one")]
     pub report_interval: u64,
+    /// `--file-io-mode`: `sync` (pread/pwrite), `async` (io_uring, `async_backlog` requests in
+    /// flight per thread) or `mmap` [sync].
+    #[serde(default)]
+    pub io_mode: Option<String>,
+    /// `--file-async-backlog`: the queue depth per thread of an async set [128].
+    #[serde(default)]
+    pub async_backlog: Option<u32>,
+    /// `--file-fill`: `zero` (as sysbench) or `random` (incompressible) [zero].
+    #[serde(default)]
+    pub fill: Option<String>,
 }
 
 /// Server settings for the suite (a subset of `spindle mysqld` options), as written.
@@ -351,6 +361,26 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
         ));
     }
     let d = FileioConfig::default();
+    let io_mode = match &f.io_mode {
+        Some(m) => <IoMode as clap::ValueEnum>::from_str(m, false)
+            .map_err(|_| ("io_mode", format!("'{m}': use sync, async or mmap")))?,
+        None => d.io_mode,
+    };
+    let async_backlog = f.async_backlog.unwrap_or(d.async_backlog);
+    let max = crate::fileio::config::MAX_ASYNC_BACKLOG;
+    if !(1..=max).contains(&async_backlog) {
+        return Err((
+            "async_backlog",
+            format!(
+                "{async_backlog} is out of range: use 1 to {max} (requests in flight per thread)"
+            ),
+        ));
+    }
+    let fill = match &f.fill {
+        Some(v) => <Fill as clap::ValueEnum>::from_str(v, false)
+            .map_err(|_| ("fill", format!("'{v}': use zero or random")))?,
+        None => d.fill,
+    };
     let base = FileioConfig {
         file_num: f.file_num,
         block_size: size("block_size", &f.block_size)?,
@@ -360,8 +390,17 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
         report_interval: (f.report_interval > 0).then(|| Duration::from_secs(f.report_interval)),
         events: f.events,
         compat,
+        io_mode,
+        async_backlog,
+        fill,
         ..d
     };
+    if base.io_mode == IoMode::Mmap && base.extra_flags.direct {
+        return Err((
+            "io_mode",
+            "\"mmap\" cannot be combined with direct I/O (extra_flags = \"direct\")".into(),
+        ));
+    }
     if base.block_size == 0 {
         return Err(("block_size", "must be at least 1 byte".into()));
     }
@@ -542,6 +581,54 @@ mod tests {
         assert!(e.contains("--profile"), "{e}");
         let e = SuiteProfile::parse("bogus = 1", "quick", "built-in").unwrap_err();
         assert!(e.to_string().contains("built-in profile 'quick'"), "{e}");
+        for (extra, key) in [
+            ("async_backlog = 0", "fileio[0].async_backlog"),
+            ("async_backlog = 5000", "fileio[0].async_backlog"),
+            ("io_mode = \"aio\"", "fileio[0].io_mode"),
+            (
+                "io_mode = \"mmap\"\nextra_flags = \"direct\"",
+                "fileio[0].io_mode",
+            ),
+            ("fill = \"ones\"", "fileio[0].fill"),
+        ] {
+            let e = err(&format!("{SET}{extra}\n"));
+            assert!(e.contains(file) && e.contains(key), "{extra}: {e}");
+        }
+    }
+
+    #[test]
+    fn appliance_profiles_fill_randomly_and_measure_queueing() {
+        for name in ["quick", "standard", "reference"] {
+            let p = SuiteProfile::load(name).unwrap();
+            assert!(
+                p.fileio.iter().all(|f| f.base.fill == Fill::Random),
+                "{name}"
+            );
+        }
+        for name in ["standard", "reference"] {
+            let p = SuiteProfile::load(name).unwrap();
+            let mut shapes: Vec<(u64, u32, Vec<TestMode>)> = p
+                .fileio
+                .iter()
+                .filter(|f| f.base.io_mode == IoMode::Async)
+                .map(|f| {
+                    assert!(f.base.extra_flags.direct && f.threads == [1], "{name}");
+                    (f.base.block_size, f.base.async_backlog, f.modes.clone())
+                })
+                .collect();
+            shapes.sort_by_key(|s| (s.0, s.1));
+            let both = vec![TestMode::Rndrd, TestMode::Rndwr];
+            assert_eq!(
+                shapes,
+                vec![
+                    (4 << 10, 1, both.clone()),
+                    (4 << 10, 32, both.clone()),
+                    (16 << 10, 1, both.clone()),
+                    (16 << 10, 32, both.clone()),
+                ],
+                "{name}"
+            );
+        }
     }
 
     #[test]

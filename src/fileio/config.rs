@@ -67,11 +67,38 @@ impl TestMode {
 pub enum IoMode {
     /// pread/pwrite.
     Sync,
-    /// Linux AIO (not supported yet: rejected with a clear error).
+    /// Asynchronous I/O on io_uring: up to `--file-async-backlog` requests in flight per thread.
     Async,
     /// Files mapped once; reads and writes are memory copies, fsync is msync.
     Mmap,
 }
+
+/// `--file-fill`: what prepare and write requests put in the blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Fill {
+    /// Zeros, as sysbench.
+    #[default]
+    Zero,
+    /// Incompressible random bytes: no controller can compress or deduplicate them.
+    Random,
+}
+
+impl Fill {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Zero => "zero",
+            Fill::Random => "random",
+        }
+    }
+}
+
+/// Default `--file-async-backlog` (sysbench's).
+pub const DEFAULT_ASYNC_BACKLOG: u32 = 128;
+/// Largest `--file-async-backlog` accepted.
+pub const MAX_ASYNC_BACKLOG: u32 = 4096;
+/// Most buffer memory one thread's requests in flight may take (backlog × request size).
+pub const MAX_INFLIGHT_BYTES: u64 = 1 << 30;
 
 /// sysbench's `--file-fsync-mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -186,6 +213,12 @@ pub struct FileioConfig {
     pub io_mode: IoMode,
     /// `--file-extra-flags`.
     pub extra_flags: ExtraFlags,
+    /// `--file-async-backlog`: requests in flight per thread in async mode.
+    #[serde(default = "default_backlog")]
+    pub async_backlog: u32,
+    /// `--file-fill`: zeros (sysbench) or incompressible random bytes.
+    #[serde(default)]
+    pub fill: Fill,
     /// `--file-fsync-freq`: a periodic fsync round every N requests (0 = never).
     pub fsync_freq: u64,
     /// `--file-fsync-all`: fsync after every write (disables periodic and end fsyncs).
@@ -230,6 +263,8 @@ impl Default for FileioConfig {
             test_mode: None,
             io_mode: IoMode::Sync,
             extra_flags: ExtraFlags::default(),
+            async_backlog: DEFAULT_ASYNC_BACKLOG,
+            fill: Fill::Zero,
             fsync_freq: 100,
             fsync_all: false,
             fsync_end: true,
@@ -266,9 +301,21 @@ impl FileioConfig {
             self.block_size
         }
     }
+    /// Bytes per request in `mode` (random modes: one block; sequential: merged requests).
+    pub fn request_size(&self, mode: TestMode) -> u64 {
+        if mode.is_random() {
+            self.block_size
+        } else {
+            self.seq_request_size()
+        }
+    }
     pub fn file_path(&self, i: u32) -> PathBuf {
         self.dir.join(format!("test_file.{i}"))
     }
+}
+
+fn default_backlog() -> u32 {
+    DEFAULT_ASYNC_BACKLOG
 }
 
 mod opt_secs {

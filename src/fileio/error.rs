@@ -58,6 +58,16 @@ pub enum FileioError {
     OpenDenied(PathBuf),
     #[error("a test mode is required for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw")]
     NoTestMode,
+    #[error("asynchronous I/O uses io_uring, which is not available here: {reason}")]
+    IoUringUnavailable { reason: String },
+    #[error("{backlog} requests in flight per thread is out of range: use 1 to {max}")]
+    AsyncBacklog { backlog: u32, max: u32 },
+    #[error("{backlog} requests in flight of {request} bytes each would take {} MiB of buffers per thread (at most {} MiB): lower the backlog or the request size", backlog * request / (1 << 20), max / (1 << 20))]
+    AsyncBuffers {
+        backlog: u64,
+        request: u64,
+        max: u64,
+    },
 }
 
 impl FileioError {
@@ -73,6 +83,8 @@ impl FileioError {
             ValidateBlockSize { .. } => "file-block-size",
             DirectAlignment { .. } | DirectUnsupported(_) => "file-extra-flags",
             NoTestMode => "file-test-mode",
+            IoUringUnavailable { .. } => "file-io-mode",
+            AsyncBacklog { .. } | AsyncBuffers { .. } => "file-async-backlog",
         })
     }
 }

@@ -31,6 +31,14 @@ impl AlignedBuf {
         // SAFETY: as above, and &mut self gives exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` bytes allocated in `new`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+    /// The start of the buffer, for the kernel to read from or write into (io_uring).
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
 }
 
 impl Drop for AlignedBuf {
@@ -126,6 +134,11 @@ impl TestFiles {
 
     pub fn count(&self) -> usize {
         self.files.len()
+    }
+
+    /// The descriptor of file `i` (valid while `self` lives).
+    pub fn fd(&self, i: usize) -> std::os::unix::io::RawFd {
+        self.files[i].as_raw_fd()
     }
 
     /// Reads `buf.len()` bytes at `pos` of file `i`; a short read is an error.

@@ -2,6 +2,10 @@
 //!
 //! * Random modes: offsets uniform over the concatenation of all files, rounded down to the
 //!   block size; rndrw reads when (reads_done+1)/(writes_done+1) < rw_ratio (completed ops).
+//!   In async mode the rule counts requests as they are issued: completed counts lag by up to
+//!   the backlog, so the rule would issue runs of up to a backlog of reads, then of writes, and
+//!   periodic fsync rounds whose 100 requests hold no write would be skipped. Counted at issue,
+//!   the mix and the fsync rounds are the same as in sync mode.
 //! * Sequential modes: one shared cursor; 1.0 wraps to file 0 after the last file, 0.4 makes
 //!   a single pass.
 //! * Periodic fsync: when `fsync_freq` ≠ 0, a write has dirtied the set and the request
@@ -9,9 +13,13 @@
 //!   (the counter does not advance meanwhile). Sequential modes only check before writes.
 //! * Limits: 1.0 counts every event against `--events`; 0.4 counts I/O requests and, when the
 //!   limit (or the single pass) is reached, emits one fsync per file for write modes, then stops.
+//! * `--validate` in random modes: a block some worker is reading or writing is not handed out
+//!   again until it is released (sysbench re-draws); when every block is busy the worker is told
+//!   to wait ([`Request::Busy`]) instead of spinning here with the lock held.
 
-use super::config::{Compat, FileioConfig, TestMode};
+use super::config::{Compat, FileioConfig, IoMode, TestMode};
 use crate::rng::Rng;
+use std::collections::HashSet;
 
 /// One event for a worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +37,9 @@ pub enum Request {
     Fsync {
         file: u32,
     },
+    /// Every block is in use by some worker (`--validate` only): finish one and ask again.
+    /// Not an event.
+    Busy,
     /// No more events: the worker finishes.
     Stop,
 }
@@ -49,6 +60,10 @@ pub struct Generator {
     rng: Rng,
     req_performed: u64,
     events_issued: u64,
+    /// rndrw's rule uses the reads and writes issued (async mode), not those completed.
+    ratio_on_issue: bool,
+    reads_issued: u64,
+    writes_issued: u64,
     dirty: bool,
     fsync_next: u32,
     /// 0.4: emit one fsync per file as events when the limit or the pass is reached.
@@ -58,8 +73,11 @@ pub struct Generator {
     finished: bool,
     seq_file: u32,
     seq_pos: u64,
-    /// With --validate: the block each worker is working on (no two at once, as sysbench).
-    inflight: Option<Vec<Option<(u32, u64)>>>,
+    /// With --validate: the blocks workers are reading or writing now (no two at once, as
+    /// sysbench; in async mode a worker has up to its backlog of them).
+    busy: Option<HashSet<(u32, u64)>>,
+    /// How many distinct blocks random requests address (a `busy` set this full means wait).
+    blocks: u64,
 }
 
 impl Generator {
@@ -78,6 +96,9 @@ impl Generator {
             rng: Rng::new(cfg.rand_seed),
             req_performed: 0,
             events_issued: 0,
+            ratio_on_issue: cfg.io_mode == IoMode::Async,
+            reads_issued: 0,
+            writes_issued: 0,
             dirty: false,
             fsync_next: 0,
             end_round: cfg.fsync_end && !cfg.fsync_all,
@@ -85,7 +106,8 @@ impl Generator {
             finished: false,
             seq_file: 0,
             seq_pos: 0,
-            inflight: cfg.validate.then(|| vec![None; cfg.threads as usize]),
+            busy: cfg.validate.then(HashSet::new),
+            blocks: cfg.effective_total().div_ceil(cfg.block_size.max(1)),
         }
     }
 
@@ -95,8 +117,8 @@ impl Generator {
         self.req_performed
     }
 
-    /// Next event for worker `thread`, given the completed read/write counts.
-    pub fn next(&mut self, thread: usize, reads_done: u64, writes_done: u64) -> Request {
+    /// Next event, given the completed read/write counts.
+    pub fn next(&mut self, reads_done: u64, writes_done: u64) -> Request {
         if self.finished {
             return Request::Stop;
         }
@@ -111,20 +133,20 @@ impl Generator {
             return self.begin_final_round();
         }
         let req = if self.mode.is_random() {
-            self.next_random(thread, reads_done, writes_done)
+            self.next_random(reads_done, writes_done)
         } else {
             self.next_sequential()
         };
-        if !matches!(req, Request::Stop) {
+        if !matches!(req, Request::Stop | Request::Busy) {
             self.events_issued += 1;
         }
         req
     }
 
-    /// Worker `thread` finished its event (only tracked with --validate).
-    pub fn release(&mut self, thread: usize) {
-        if let Some(v) = self.inflight.as_mut() {
-            v[thread] = None;
+    /// A worker finished its request on `block` (file, position); only tracked with --validate.
+    pub fn release(&mut self, block: (u32, u64)) {
+        if let Some(b) = self.busy.as_mut() {
+            b.remove(&block);
         }
     }
 
@@ -164,7 +186,12 @@ impl Generator {
         Request::Fsync { file }
     }
 
-    fn next_random(&mut self, thread: usize, reads_done: u64, writes_done: u64) -> Request {
+    fn next_random(&mut self, reads_done: u64, writes_done: u64) -> Request {
+        let (reads_done, writes_done) = if self.ratio_on_issue {
+            (self.reads_issued, self.writes_issued)
+        } else {
+            (reads_done, writes_done)
+        };
         let write = match self.mode {
             TestMode::Rndrd => false,
             TestMode::Rndwr => true,
@@ -173,26 +200,33 @@ impl Generator {
         if let Some(f) = self.periodic_fsync() {
             return f;
         }
+        if self
+            .busy
+            .as_ref()
+            .is_some_and(|b| b.len() as u64 >= self.blocks)
+        {
+            return Request::Busy;
+        }
         let (file, pos) = loop {
             let mut off = (self.rng.next_f64() * self.total as f64) as u64;
             off -= off % self.block;
             let file = (off / self.file_size) as u32;
             let pos = off % self.file_size;
-            match self.inflight.as_mut() {
-                Some(v) if v.contains(&Some((file, pos))) => continue,
-                Some(v) => {
-                    v[thread] = Some((file, pos));
-                    break (file, pos);
+            if let Some(b) = self.busy.as_mut() {
+                if !b.insert((file, pos)) {
+                    continue;
                 }
-                None => break (file, pos),
             }
+            break (file, pos);
         };
         let len = self.block.min(self.file_size - pos) as u32;
         self.req_performed += 1;
         if write {
             self.dirty = true;
+            self.writes_issued += 1;
             Request::Write { file, pos, len }
         } else {
+            self.reads_issued += 1;
             Request::Read { file, pos, len }
         }
     }
@@ -257,7 +291,7 @@ mod tests {
         let (mut r, mut w) = (0, 0);
         let mut out = Vec::new();
         for _ in 0..n {
-            let q = g.next(0, r, w);
+            let q = g.next(r, w);
             match q {
                 Request::Read { .. } => r += 1,
                 Request::Write { .. } => w += 1,
@@ -295,6 +329,53 @@ mod tests {
         // The first round comes right after the 100th I/O.
         assert!(matches!(reqs[100], Request::Fsync { file: 0 }));
         assert!(matches!(reqs[103], Request::Fsync { file: 3 }));
+    }
+
+    #[test]
+    fn async_mode_counts_the_ratio_at_issue() {
+        let c = FileioConfig {
+            io_mode: IoMode::Async,
+            ..cfg(TestMode::Rndrw)
+        };
+        let mut g = Generator::new(&c, TestMode::Rndrw);
+        // Nothing has completed yet (a full queue): still 60/40 with a round every 100.
+        let reqs: Vec<Request> = (0..1040).map(|_| g.next(0, 0)).collect();
+        let count = |f: fn(&Request) -> bool| reqs.iter().filter(|q| f(q)).count();
+        assert_eq!(count(|q| matches!(q, Request::Read { .. })), 600);
+        assert_eq!(count(|q| matches!(q, Request::Write { .. })), 400);
+        assert_eq!(count(|q| matches!(q, Request::Fsync { .. })), 40);
+    }
+
+    #[test]
+    fn validate_never_hands_out_a_busy_block_and_says_when_all_are() {
+        let c = FileioConfig {
+            file_num: 1,
+            total_size: 4 * 16384,
+            validate: true,
+            ..cfg(TestMode::Rndrd)
+        };
+        let mut g = Generator::new(&c, TestMode::Rndrd);
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            match g.next(0, 0) {
+                Request::Read { file, pos, .. } => held.push((file, pos)),
+                other => panic!("{other:?}"),
+            }
+        }
+        held.sort();
+        held.dedup();
+        assert_eq!(held.len(), 4, "four distinct blocks");
+        assert_eq!(g.next(0, 0), Request::Busy);
+        g.release(held[2]);
+        assert_eq!(
+            g.next(0, 0),
+            Request::Read {
+                file: 0,
+                pos: held[2].1,
+                len: 16384
+            }
+        );
+        assert_eq!(g.requests(), 5, "Busy is not a request");
     }
 
     #[test]

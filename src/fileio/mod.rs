@@ -2,7 +2,8 @@
 //!
 //! Semantics follow sysbench 1.0.20 (and 0.4.12 with [`Compat::V0_4`]): see
 //! `generator` for request generation and fsync rules, `checksum` for `--validate`, `run` for
-//! what is counted and timed. The engine takes a [`FileioConfig`] and returns a
+//! what is counted and timed, `uring` for the asynchronous mode (io_uring), `fill` for
+//! `--file-fill=random`. The engine takes a [`FileioConfig`] and returns a
 //! [`crate::model::Measurement`]; it never prints and never writes result files (see
 //! [`crate::engine`] for the contract every engine follows).
 
@@ -10,11 +11,13 @@ mod checksum;
 pub mod config;
 pub mod error;
 mod files;
+mod fill;
 mod generator;
 pub mod prepare;
 mod run;
+pub mod uring;
 
-pub use config::{Compat, ExtraFlags, FileioConfig, FsyncMode, IoMode, TestMode};
+pub use config::{Compat, ExtraFlags, FileioConfig, Fill, FsyncMode, IoMode, TestMode};
 pub use error::FileioError;
 pub use prepare::{cleanup, prepare, Manifest, PrepareSummary};
 
@@ -68,8 +71,32 @@ pub(crate) fn check_dir(cfg: &FileioConfig, write: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Checks before a run: the directory, the manifest of the prepared set, O_DIRECT alignment.
+/// Requests in flight per thread and their buffers must be within bounds (async mode).
+pub fn check_backlog(cfg: &FileioConfig, mode: TestMode) -> Result<(), FileioError> {
+    use config::{MAX_ASYNC_BACKLOG, MAX_INFLIGHT_BYTES};
+    if cfg.async_backlog == 0 || cfg.async_backlog > MAX_ASYNC_BACKLOG {
+        return Err(FileioError::AsyncBacklog {
+            backlog: cfg.async_backlog,
+            max: MAX_ASYNC_BACKLOG,
+        });
+    }
+    let request = cfg.request_size(mode);
+    if cfg.async_backlog as u64 * request > MAX_INFLIGHT_BYTES {
+        return Err(FileioError::AsyncBuffers {
+            backlog: cfg.async_backlog as u64,
+            request,
+            max: MAX_INFLIGHT_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// Checks before a run: the directory, the manifest of the prepared set, O_DIRECT alignment,
+/// the async backlog.
 pub(crate) fn check_run(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()> {
+    if cfg.io_mode == IoMode::Async {
+        check_backlog(cfg, mode)?;
+    }
     check_dir(cfg, mode.writes())?;
     if let Some(m) = Manifest::load(&cfg.dir)? {
         if mode != TestMode::Seqwr && (m.file_num != cfg.file_num || m.file_size != cfg.file_size())
@@ -100,11 +127,7 @@ pub(crate) fn check_run(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()
     }
     if cfg.extra_flags.direct {
         let lbs = logical_block_size(&cfg.dir).unwrap_or(512);
-        let req = if mode.is_random() {
-            cfg.block_size
-        } else {
-            cfg.seq_request_size()
-        };
+        let req = cfg.request_size(mode);
         if !req.is_multiple_of(lbs) || !cfg.file_size().is_multiple_of(lbs) {
             return Err(FileioError::DirectAlignment {
                 request: req,

@@ -1,12 +1,13 @@
 //! `fileio prepare` and `cleanup`: create (or reuse, or extend) the test files, and remove them.
 //!
 //! Prepare checks free space first, writes in large chunks (same bytes as sysbench's
-//! block-by-block appends: zeros, or checksummed blocks with `--validate`), fsyncs every file,
+//! block-by-block appends: zeros, or checksummed blocks with `--validate`; fresh random bytes
+//! with `--file-fill=random`), fsyncs every file,
 //! and records the file set in a small manifest so a later `run` with different options gets a
 //! clear error. On failure, files it created are removed and files it extended are cut back.
 
 use super::checksum;
-use super::config::FileioConfig;
+use super::config::{FileioConfig, Fill};
 use super::files::{open_error, AlignedBuf};
 use crate::engine::{Controller, Observer};
 use crate::rng::Rng;
@@ -219,6 +220,8 @@ fn write_files(
                 let b = &mut buf.as_mut_slice()[..n];
                 if cfg.validate {
                     checksum::fill(b, pos, cfg.block_size, &mut rng);
+                } else if cfg.fill == Fill::Random {
+                    super::fill::randomize(b, &mut rng);
                 } else {
                     b.fill(0);
                 }

@@ -1,8 +1,9 @@
 //! `fileio run`: worker threads executing generated requests, per-thread statistics, interval
-//! reports, and the result document.
+//! reports, and the result document. The synchronous worker (pread/pwrite, or memory copies in
+//! mmap mode) is here; the asynchronous one (io_uring) is in `uring`.
 
 use super::checksum;
-use super::config::{Compat, FileioConfig, IoMode, TestMode};
+use super::config::{Compat, FileioConfig, Fill, IoMode, TestMode};
 use super::files::{AlignedBuf, TestFiles};
 use super::generator::{Generator, Request};
 use crate::engine::{Controller, Observer};
@@ -17,7 +18,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// Counters one worker keeps; the interval part is reset at every report.
 #[derive(Default)]
-struct Tally {
+pub(super) struct Tally {
     reads: u64,
     writes: u64,
     fsyncs: u64,
@@ -37,7 +38,7 @@ impl Tally {
     }
 }
 
-struct WorkerStats {
+pub(super) struct WorkerStats {
     total: Tally,
     interval: Tally,
     interval_hist: SysbenchHistogram,
@@ -59,18 +60,39 @@ impl WorkerStats {
     }
 }
 
-struct Shared<'a> {
-    cfg: &'a FileioConfig,
-    mode: TestMode,
-    files: TestFiles,
-    gen: Mutex<Generator>,
-    reads_done: AtomicU64,
-    writes_done: AtomicU64,
-    controller: &'a Controller,
-    deadline: Option<Instant>,
+/// What every worker of a run shares.
+pub(super) struct Shared<'a> {
+    pub cfg: &'a FileioConfig,
+    pub mode: TestMode,
+    pub files: TestFiles,
+    pub gen: Mutex<Generator>,
+    /// Completed reads and writes (rndrw's ratio rule reads them).
+    pub reads_done: AtomicU64,
+    pub writes_done: AtomicU64,
+    pub controller: &'a Controller,
+    pub deadline: Option<Instant>,
     error: Mutex<Option<String>>,
     /// Set with `error`, read by workers on every event (an atomic, not the mutex).
     failed: AtomicBool,
+}
+
+impl Shared<'_> {
+    /// True when the worker must stop taking new requests (`now`: a recent clock reading).
+    #[inline]
+    pub fn should_stop(&self, now: Instant) -> bool {
+        self.controller.stop_requested()
+            || self.failed.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| now >= d)
+    }
+}
+
+/// The worker's per-thread random stream (seeded runs are reproducible per thread).
+pub(super) fn worker_rng(cfg: &FileioConfig, t: usize) -> Rng {
+    Rng::new(if cfg.rand_seed == 0 {
+        0
+    } else {
+        cfg.rand_seed ^ (t as u64 + 1) << 40
+    })
 }
 
 /// Runs the test described by `cfg` (its `test_mode` must be set). The controller ends the run
@@ -84,6 +106,13 @@ pub fn run(
 ) -> anyhow::Result<Measurement> {
     let mode = cfg.test_mode.ok_or(super::FileioError::NoTestMode)?;
     super::check_run(cfg, mode)?;
+    // One ring per worker, set up before anything runs so "no io_uring here" is a clear error.
+    let mut rings = match cfg.io_mode {
+        IoMode::Async => (0..cfg.threads)
+            .map(|_| super::uring::Ring::new(cfg.async_backlog).map(Some))
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => (0..cfg.threads).map(|_| None).collect(),
+    };
     let files = TestFiles::open(cfg, mode)?;
     let ram_bytes = crate::sys::HostInfo::collect().ram_bytes;
     let started_at = crate::sys::clock::now_rfc3339();
@@ -107,14 +136,18 @@ pub fn run(
 
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<()>();
-        for (t, st) in stats.iter().enumerate() {
+        for (t, (st, ring)) in stats.iter().zip(rings.drain(..)).enumerate() {
             let shared = &shared;
             let st = Arc::clone(st);
             let done_tx = done_tx.clone();
             std::thread::Builder::new()
                 .name(format!("fileio-{t}"))
                 .spawn_scoped(scope, move || {
-                    worker(shared, t, &st);
+                    match ring {
+                        Some(ring) => super::uring::worker(shared, t, &st, ring),
+                        None => worker(shared, t, &st),
+                    }
+                    end_fsyncs(shared, &st);
                     drop(done_tx);
                 })
                 .expect("spawning a worker thread");
@@ -151,7 +184,7 @@ pub fn run(
     ))
 }
 
-fn record_error(shared: &Shared, msg: String) {
+pub(super) fn record_error(shared: &Shared, msg: String) {
     let mut e = shared.error.lock().unwrap();
     if e.is_none() {
         *e = Some(msg);
@@ -162,125 +195,133 @@ fn record_error(shared: &Shared, msg: String) {
 
 fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
     let cfg = shared.cfg;
-    let req_size = if shared.mode.is_random() {
-        cfg.block_size
-    } else {
-        cfg.seq_request_size()
+    let req_size = cfg.request_size(shared.mode) as usize;
+    let mut bufs = SyncBufs {
+        read: AlignedBuf::new(req_size),
+        write: AlignedBuf::new(req_size),
+        rng: worker_rng(cfg, t),
     };
-    let mut buf = AlignedBuf::new(req_size as usize);
-    let mut rng = Rng::new(if cfg.rand_seed == 0 {
-        0
-    } else {
-        cfg.rand_seed ^ (t as u64 + 1) << 40
-    });
+    if cfg.fill == Fill::Random {
+        super::fill::randomize(bufs.write.as_mut_slice(), &mut bufs.rng);
+    }
     let validate = cfg.validate;
+    let mut held = None;
     let mut now = Instant::now();
     loop {
-        if shared.controller.stop_requested() || shared.failed.load(Ordering::Relaxed) {
+        if shared.should_stop(now) {
             break;
-        }
-        if let Some(d) = shared.deadline {
-            if now >= d {
-                break;
-            }
         }
         let req = {
             let mut g = shared.gen.lock().unwrap();
-            if validate {
-                g.release(t);
+            if let Some(b) = held.take() {
+                g.release(b);
             }
             g.next(
-                t,
                 shared.reads_done.load(Ordering::Relaxed),
                 shared.writes_done.load(Ordering::Relaxed),
             )
         };
-        if req == Request::Stop {
-            break;
+        match req {
+            Request::Stop => break,
+            Request::Busy => {
+                std::thread::yield_now();
+                now = Instant::now();
+                continue;
+            }
+            Request::Read { file, pos, .. } | Request::Write { file, pos, .. } if validate => {
+                held = Some((file, pos))
+            }
+            _ => {}
         }
         let t0 = Instant::now();
-        let outcome = execute(shared, req, &mut buf, &mut rng);
+        let outcome = execute(shared, req, &mut bufs);
         now = Instant::now();
         let ns = (now - t0).as_nanos() as u64;
-        let validated = match outcome {
-            Ok(v) => v,
+        match outcome {
+            Ok(validated) => account(shared, &mut st.lock().unwrap(), req, ns, validated),
             Err(msg) => {
                 record_error(shared, msg);
                 break;
             }
-        };
-        let mut s = st.lock().unwrap();
-        if cfg.compat == Compat::V0_4 {
-            if let Request::Fsync { .. } = req {
-                // 0.4 counts fsyncs as "Other" operations, not as timed events.
-                s.interval.fsyncs += 1;
-                continue;
-            }
-        }
-        let bucket = s.latency.record(ns);
-        s.interval_hist.record_bucket(bucket);
-        s.interval_max_ns = s.interval_max_ns.max(ns);
-        s.validated_blocks += validated;
-        let it = &mut s.interval;
-        it.events += 1;
-        match req {
-            Request::Read { len, .. } => {
-                it.reads += 1;
-                it.bytes_read += len as u64;
-                drop(s);
-                shared.reads_done.fetch_add(1, Ordering::Relaxed);
-            }
-            Request::Write { len, .. } => {
-                it.writes += 1;
-                it.bytes_written += len as u64;
-                if cfg.fsync_all {
-                    it.fsyncs += 1;
-                }
-                drop(s);
-                shared.writes_done.fetch_add(1, Ordering::Relaxed);
-            }
-            Request::Fsync { .. } => it.fsyncs += 1,
-            Request::Stop => unreachable!(),
         }
     }
-    if validate {
-        shared.gen.lock().unwrap().release(t);
+    if let Some(b) = held {
+        shared.gen.lock().unwrap().release(b);
     }
-    end_of_test_fsyncs(shared, st);
 }
 
-/// sysbench 1.0: at the end of a writing test every thread fsyncs every file (not events;
-/// counted as fsyncs).
-fn end_of_test_fsyncs(shared: &Shared, st: &Mutex<WorkerStats>) {
+/// Adds one finished event (`ns`: its latency) to the worker's statistics and the run's
+/// completed read/write counts.
+#[inline]
+pub(super) fn account(shared: &Shared, s: &mut WorkerStats, req: Request, ns: u64, validated: u64) {
     let cfg = shared.cfg;
-    if cfg.compat == Compat::V1_0 && cfg.fsync_end && !cfg.fsync_all && shared.mode.writes() {
-        let mut n = 0;
-        for i in 0..shared.files.count() {
-            if let Err(e) = shared.files.sync(i) {
-                record_error(
-                    shared,
-                    format!("fsync of test_file.{i} at end of test failed: {e}"),
-                );
-                break;
-            }
-            n += 1;
+    if cfg.compat == Compat::V0_4 {
+        if let Request::Fsync { .. } = req {
+            // 0.4 counts fsyncs as "Other" operations, not as timed events.
+            s.interval.fsyncs += 1;
+            return;
         }
-        st.lock().unwrap().interval.fsyncs += n;
     }
+    let bucket = s.latency.record(ns);
+    s.interval_hist.record_bucket(bucket);
+    s.interval_max_ns = s.interval_max_ns.max(ns);
+    s.validated_blocks += validated;
+    let it = &mut s.interval;
+    it.events += 1;
+    match req {
+        Request::Read { len, .. } => {
+            it.reads += 1;
+            it.bytes_read += len as u64;
+            shared.reads_done.fetch_add(1, Ordering::Relaxed);
+        }
+        Request::Write { len, .. } => {
+            it.writes += 1;
+            it.bytes_written += len as u64;
+            if cfg.fsync_all {
+                it.fsyncs += 1;
+            }
+            shared.writes_done.fetch_add(1, Ordering::Relaxed);
+        }
+        Request::Fsync { .. } => it.fsyncs += 1,
+        Request::Busy | Request::Stop => {}
+    }
+}
+
+/// 1.0: every thread fsyncs every file when it finishes (not events; counted as fsyncs).
+fn end_fsyncs(shared: &Shared, st: &Mutex<WorkerStats>) {
+    let cfg = shared.cfg;
+    if cfg.compat != Compat::V1_0 || !cfg.fsync_end || cfg.fsync_all || !shared.mode.writes() {
+        return;
+    }
+    let mut n = 0;
+    for i in 0..shared.files.count() {
+        if let Err(e) = shared.files.sync(i) {
+            record_error(
+                shared,
+                format!("fsync of test_file.{i} at end of test failed: {e}"),
+            );
+            break;
+        }
+        n += 1;
+    }
+    st.lock().unwrap().interval.fsyncs += n;
+}
+
+/// A synchronous worker's buffers: reads land in `read`; writes come from `write` (zeros, the
+/// random pool, or checksummed blocks), so a read never changes what the next write carries.
+struct SyncBufs {
+    read: AlignedBuf,
+    write: AlignedBuf,
+    rng: Rng,
 }
 
 /// Executes one request; returns the number of blocks validated.
 #[inline]
-fn execute(
-    shared: &Shared,
-    req: Request,
-    buf: &mut AlignedBuf,
-    rng: &mut Rng,
-) -> Result<u64, String> {
+fn execute(shared: &Shared, req: Request, bufs: &mut SyncBufs) -> Result<u64, String> {
     let cfg = shared.cfg;
     match req {
         Request::Read { file, pos, len } => {
-            let b = &mut buf.as_mut_slice()[..len as usize];
+            let b = &mut bufs.read.as_mut_slice()[..len as usize];
             shared
                 .files
                 .read(file as usize, pos, b)
@@ -292,9 +333,11 @@ fn execute(
             Ok(0)
         }
         Request::Write { file, pos, len } => {
-            let b = &mut buf.as_mut_slice()[..len as usize];
+            let b = &mut bufs.write.as_mut_slice()[..len as usize];
             if cfg.validate {
-                checksum::fill(b, pos, cfg.block_size, rng);
+                checksum::fill(b, pos, cfg.block_size, &mut bufs.rng);
+            } else if cfg.fill == Fill::Random {
+                super::fill::stamp(b, &mut bufs.rng);
             }
             shared
                 .files
@@ -315,7 +358,7 @@ fn execute(
                 .map_err(|e| format!("fsync of test_file.{file} failed: {e}"))?;
             Ok(0)
         }
-        Request::Stop => Ok(0),
+        Request::Busy | Request::Stop => Ok(0),
     }
 }
 
@@ -393,10 +436,18 @@ fn build_result(
     if cfg.extra_flags.direct {
         notes.push("O_DIRECT: reads and writes bypass the page cache".to_string());
     }
-    if cfg.io_mode == IoMode::Mmap {
-        notes.push(
+    match cfg.io_mode {
+        IoMode::Mmap => notes.push(
             "mmap I/O mode: reads and writes are memory copies through the page cache".to_string(),
-        );
+        ),
+        IoMode::Async => notes.push(format!(
+            "async I/O mode (io_uring): up to {} requests in flight per thread; latency is from submission to completion",
+            cfg.async_backlog
+        )),
+        IoMode::Sync => {}
+    }
+    if cfg.fill == Fill::Random && mode.writes() && !cfg.validate {
+        notes.push("write data: random bytes (incompressible, every sector distinct)".to_string());
     }
     let ram = ram_bytes;
     if !cfg.extra_flags.direct && ram > 0 && cfg.effective_total() < ram && !mode.writes() {

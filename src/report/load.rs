@@ -3,7 +3,7 @@
 //! which is read as a run with one target and one test. Older schemas are upgraded or refused
 //! with a message naming the file; so is anything that is not a spindle document.
 
-use super::phase::Phase;
+use super::phase::{Phase, Queue};
 use super::suite::{
     PhaseResult, PhaseStatus, ProfileRecord, RunStatus, SuiteResult, TargetKind, TargetResult,
     SUITE_SCHEMA_VERSION,
@@ -105,6 +105,10 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
                 set: 0,
                 mode,
                 threads: c.threads,
+                queue: (c.io_mode == crate::fileio::IoMode::Async).then_some(Queue {
+                    block: c.block_size,
+                    depth: c.async_backlog,
+                }),
             }),
             c.dir.display().to_string(),
         ),

@@ -28,6 +28,9 @@ pub enum Phase {
         set: usize,
         mode: TestMode,
         threads: u32,
+        /// Async sets: the block size and queue depth, which tell such sets apart by name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue: Option<Queue>,
     },
     FileioCleanup {
         set: usize,
@@ -47,6 +50,13 @@ pub enum Phase {
     MysqldStop,
 }
 
+/// The shape of an async fileio run: request size and requests in flight per thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Queue {
+    pub block: u64,
+    pub depth: u32,
+}
+
 /// What a phase belongs to, for progress LEDs and report grouping.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,14 +70,27 @@ pub enum Family {
 }
 
 impl Phase {
-    /// Short name, also the per-test file name stem (`fileio-rndrw-t8`, `oltp-read_write-t4`).
+    /// Short name, also the per-test file name stem (`fileio-rndrw-t8`, `oltp-read_write-t4`;
+    /// async sets add block size and queue depth: `fileio3-rndrd-4KiB-qd32-t1`).
     pub fn name(&self) -> String {
         match self {
             Phase::SystemState { when: When::Before } => "system-state-before".into(),
             Phase::SystemState { when: When::After } => "system-state-after".into(),
             Phase::FileioPrepare { set } => format!("fileio{}-prepare", set_suffix(*set)),
-            Phase::FileioRun { set, mode, threads } => {
-                format!("fileio{}-{}-t{threads}", set_suffix(*set), mode.name())
+            Phase::FileioRun {
+                set,
+                mode,
+                threads,
+                queue,
+            } => {
+                let q = queue.map_or(String::new(), |q| {
+                    format!(
+                        "-{}-qd{}",
+                        crate::units::format_size_exact(q.block),
+                        q.depth
+                    )
+                });
+                format!("fileio{}-{}{q}-t{threads}", set_suffix(*set), mode.name())
             }
             Phase::FileioCleanup { set } => format!("fileio{}-cleanup", set_suffix(*set)),
             Phase::MysqldStart => "mysqld-start".into(),
@@ -127,8 +150,19 @@ mod tests {
             set: 1,
             mode: TestMode::Rndrw,
             threads: 50,
+            queue: None,
         };
         assert_eq!(p.name(), "fileio2-rndrw-t50");
+        let q = Phase::FileioRun {
+            set: 2,
+            mode: TestMode::Rndwr,
+            threads: 1,
+            queue: Some(Queue {
+                block: 4096,
+                depth: 32,
+            }),
+        };
+        assert_eq!(q.name(), "fileio3-rndwr-4KiB-qd32-t1");
         assert_eq!(p.family(), Family::Fileio);
         assert!(p.is_measurement() && !p.is_cleanup());
         assert_eq!(Phase::MysqldStop.family(), Family::Oltp);

@@ -347,6 +347,7 @@ pub mod tests_support {
                 set: 0,
                 mode: crate::fileio::TestMode::Rndrw,
                 threads: 1,
+                queue: None,
             }),
             status: PhaseStatus::Ok,
             start_s: Some(0.0),

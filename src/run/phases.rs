@@ -128,7 +128,9 @@ pub fn run_phase(
             Ok(Outcome::Done(None))
         }
         Phase::FileioPrepare { set } => fileio_prepare(ctx, run, set),
-        Phase::FileioRun { set, mode, threads } => fileio_run(ctx, run, set, mode, threads, notes),
+        Phase::FileioRun {
+            set, mode, threads, ..
+        } => fileio_run(ctx, run, set, mode, threads, notes),
         Phase::FileioCleanup { set } => {
             let cfg = fileio_config(ctx, run, set, None, 1);
             if cfg.dir.exists() {
@@ -205,6 +207,12 @@ fn fileio_run(
         ));
     }
     let cfg = fileio_config(ctx, run, set, Some(mode), threads);
+    if cfg.io_mode == fileio::IoMode::Async {
+        // Kernels without io_uring (or with it disabled): skipped, saying why and the fix.
+        if let Err(e) = fileio::uring::Ring::new(1) {
+            return Ok(Outcome::Skipped(e.to_string()));
+        }
+    }
     if ctx.opts.profile.fileio[set].drop_caches {
         notes.push(if crate::sys::drop_caches() {
             "page cache dropped before the run".into()

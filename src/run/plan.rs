@@ -2,17 +2,28 @@
 //! so it is unit-tested and shown to the user (`spindle suite --dry-run`) before anything runs.
 
 use crate::config::profile::SuiteProfile;
+use crate::fileio::IoMode;
 use crate::oltp::Workload;
-use crate::report::phase::{Phase, When};
+use crate::report::phase::{Phase, Queue, When};
 
 /// The phases for one target, in order.
 pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
     let mut v = vec![Phase::SystemState { when: When::Before }];
     for (set, f) in profile.fileio.iter().enumerate() {
         v.push(Phase::FileioPrepare { set });
+        // Async sets are named by block size and queue depth (sync names stay as they were).
+        let queue = (f.base.io_mode == IoMode::Async).then_some(Queue {
+            block: f.base.block_size,
+            depth: f.base.async_backlog,
+        });
         for &mode in &f.modes {
             for &threads in &f.threads {
-                v.push(Phase::FileioRun { set, mode, threads });
+                v.push(Phase::FileioRun {
+                    set,
+                    mode,
+                    threads,
+                    queue,
+                });
             }
         }
         v.push(Phase::FileioCleanup { set });
@@ -122,5 +133,37 @@ mod tests {
         assert!(names.contains(&"fileio2-rndrw-t50".to_string()));
         assert!(names.contains(&"fileio2-seqrd-t50".to_string()));
         assert!(names.contains(&"oltp-legacy-t10".to_string()));
+    }
+
+    #[test]
+    fn async_sets_are_named_by_block_size_and_queue_depth() {
+        for name in ["standard", "reference"] {
+            let p = SuiteProfile::load(name).unwrap();
+            let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len(), "{name}: names are unique");
+            for want in [
+                "rndrd-4KiB-qd1-t1",
+                "rndwr-4KiB-qd32-t1",
+                "rndrd-16KiB-qd32-t1",
+            ] {
+                assert!(
+                    names.iter().any(|n| n.ends_with(want)),
+                    "{name}: {want} in {names:?}"
+                );
+            }
+        }
+        let p = SuiteProfile::load("standard").unwrap();
+        let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+        assert!(
+            names.contains(&"fileio-rndrd-t8".to_string()),
+            "sync names unchanged"
+        );
+        assert!(
+            names.contains(&"fileio3-rndwr-4KiB-qd32-t1".to_string()),
+            "{names:?}"
+        );
     }
 }

@@ -1,0 +1,559 @@
+//! `--file-io-mode=async`: sysbench 1.0's asynchronous mode, on io_uring.
+//!
+//! As sysbench's libaio mode: each worker has its own queue and keeps up to
+//! `--file-async-backlog` requests in flight; requests come from the same generator (offsets,
+//! rw ratio, periodic fsync rounds, limits) as in sync mode; reads and writes are counted when
+//! they complete (the rw ratio rule sees completed counts); every event (read, write, periodic
+//! fsync) is timed from its submission to its completion; a worker that stops waits for what it
+//! has in flight, then (1.0) fsyncs every file.
+//!
+//! Where this differs from sysbench, on purpose:
+//! * An fsync waits until this worker's writes in flight have completed, then goes through the
+//!   ring (sysbench calls fsync(2) while its own AIO writes may still be in flight, and at the
+//!   end fsyncs before it waits for them). So a round covers every write issued before it.
+//! * Every request in flight has its own buffer, so `--validate` checks the bytes a read
+//!   returned (sysbench validates its shared buffer right after submitting the read) and a
+//!   checksummed write cannot be overwritten while in flight. `--file-fsync-all` issues the
+//!   write's fsync when the write has completed; the event ends with the fsync.
+//! * With `--validate`, a sequential request never overlaps one of the worker's own requests
+//!   in flight (random modes already never hand out a block in use).
+//!
+//! A worker submits everything the generator gave it in one `io_uring_enter`, which also waits
+//! for the next completion once its queue is full: one system call per completion batch.
+
+use super::checksum;
+use super::config::{Fill, FsyncMode};
+use super::error::FileioError;
+use super::files::AlignedBuf;
+use super::generator::Request;
+use super::run::{account, record_error, worker_rng, Shared, WorkerStats};
+use crate::rng::Rng;
+use io_uring::{opcode, squeue, types, IoUring};
+use std::os::unix::io::RawFd;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// A worker's ring, set up before the run starts (so "io_uring unavailable" is found first).
+pub struct Ring {
+    ring: IoUring,
+    /// Set up disabled (single-issuer rings): the worker thread enables it and so owns it.
+    disabled: bool,
+}
+
+impl Ring {
+    /// A ring with room for `backlog` requests. Tries the cheapest setup first (one submitter,
+    /// completions run when the worker waits: kernel 6.1+), then older kernels' setups.
+    pub fn new(backlog: u32) -> Result<Ring, FileioError> {
+        type Setup = fn(&mut io_uring::Builder);
+        let setups: [(Setup, bool); 3] = [
+            (
+                |b| {
+                    b.setup_single_issuer()
+                        .setup_defer_taskrun()
+                        .setup_r_disabled();
+                },
+                true,
+            ),
+            (
+                |b| {
+                    b.setup_coop_taskrun();
+                },
+                false,
+            ),
+            (|_| {}, false),
+        ];
+        let mut last = None;
+        for (setup, disabled) in setups {
+            let mut b = IoUring::builder();
+            setup(&mut b);
+            match b.build(backlog) {
+                Ok(ring) => return Ok(Ring { ring, disabled }),
+                // EINVAL: this kernel does not know a setup flag; try the next setup.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
+                Err(e) => return Err(unavailable(&e)),
+            }
+        }
+        Err(unavailable(&last.expect("at least one setup was tried")))
+    }
+}
+
+/// The typed error for a failed `io_uring_setup`, with the cause read from the running system.
+fn unavailable(e: &std::io::Error) -> FileioError {
+    let sysctl = crate::sys::SysRoot::host().read_parsed("/proc/sys/kernel/io_uring_disabled");
+    FileioError::IoUringUnavailable {
+        reason: unavailable_reason(e.raw_os_error().unwrap_or(0), sysctl),
+    }
+}
+
+/// Why `io_uring_setup` failed with `errno`, given the `kernel.io_uring_disabled` setting (when
+/// the kernel has it), and what to do about it.
+pub fn unavailable_reason(errno: i32, io_uring_disabled: Option<u32>) -> String {
+    const SYNC: &str = "or use synchronous I/O";
+    match (errno, io_uring_disabled) {
+        (libc::EPERM, Some(2)) => format!(
+            "the kernel setting kernel.io_uring_disabled = 2 turns io_uring off for every process: set it to 0 (sysctl -w kernel.io_uring_disabled=0), {SYNC}"
+        ),
+        (libc::EPERM, Some(1)) => format!(
+            "the kernel setting kernel.io_uring_disabled = 1 allows io_uring only to members of the group in kernel.io_uring_group: set it to 0, add this user to that group, {SYNC}"
+        ),
+        (libc::EPERM, _) => format!(
+            "io_uring_setup was refused (EPERM): a seccomp filter (a container's default profile, for one) or a security module blocks it: allow io_uring for this process, {SYNC}"
+        ),
+        (libc::ENOSYS, _) => format!(
+            "io_uring_setup does not exist (ENOSYS): the kernel was built without io_uring (CONFIG_IO_URING) or is older than 5.1, or a seccomp filter (a container's, for one) hides it: run on a kernel with io_uring outside such a filter, {SYNC}"
+        ),
+        (libc::ENOMEM, _) => format!(
+            "the kernel could not allocate the ring (ENOMEM): raise the locked-memory limit (ulimit -l), lower the requests in flight, {SYNC}"
+        ),
+        (libc::EMFILE | libc::ENFILE, _) => format!(
+            "no file descriptor left for the ring: raise the open-file limit (ulimit -n), {SYNC}"
+        ),
+        _ => format!(
+            "io_uring_setup failed: {}: {SYNC}",
+            std::io::Error::from_raw_os_error(errno)
+        ),
+    }
+}
+
+/// One request in flight and its buffers (kept between requests, made on first use).
+struct Slot {
+    req: Request,
+    /// When the request was submitted.
+    t0: Instant,
+    busy: bool,
+    /// `--file-fsync-all`: the write has completed, its fsync is in flight.
+    syncing: bool,
+    /// Reads land here; checksummed writes come from here.
+    buf: Option<AlignedBuf>,
+    /// Random-fill writes come from here (never read into).
+    wbuf: Option<AlignedBuf>,
+}
+
+/// One async worker's state.
+struct Worker<'s, 'a> {
+    shared: &'s Shared<'a>,
+    ring: IoUring,
+    fds: Vec<RawFd>,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    /// Slots pushed since the last submission (their clock starts at the next one).
+    pending: Vec<usize>,
+    writes_in_flight: u32,
+    /// A generated request that must wait: an fsync behind this worker's writes in flight, or a
+    /// checksummed sequential request overlapping one in flight.
+    deferred: Option<Request>,
+    /// Blocks finished since the generator was last asked (`--validate`).
+    released: Vec<(u32, u64)>,
+    batch: Vec<Request>,
+    cqes: Vec<(u64, i32)>,
+    /// Source of zero-fill writes (its bytes never change, so writes in flight share it).
+    zeros: AlignedBuf,
+    rng: Rng,
+    req_size: usize,
+    /// Checksummed sequential mode: requests must not overlap this worker's in flight.
+    seq_validate: bool,
+    /// The generator said stop, or the run ended: take no new requests.
+    finished: bool,
+    now: Instant,
+}
+
+/// Runs worker `t` on `ring` until the run ends, then waits for everything it has in flight.
+pub(super) fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>, ring: Ring) {
+    if ring.disabled {
+        if let Err(e) = ring.ring.submitter().register_enable_rings() {
+            record_error(shared, format!("could not enable the io_uring ring: {e}"));
+            return;
+        }
+    }
+    let cfg = shared.cfg;
+    let backlog = cfg.async_backlog as usize;
+    let req_size = cfg.request_size(shared.mode) as usize;
+    let mut w = Worker {
+        shared,
+        ring: ring.ring,
+        fds: (0..shared.files.count())
+            .map(|i| shared.files.fd(i))
+            .collect(),
+        slots: (0..backlog)
+            .map(|_| Slot {
+                req: Request::Stop,
+                t0: Instant::now(),
+                busy: false,
+                syncing: false,
+                buf: None,
+                wbuf: None,
+            })
+            .collect(),
+        free: (0..backlog).rev().collect(),
+        pending: Vec::with_capacity(backlog),
+        writes_in_flight: 0,
+        deferred: None,
+        released: Vec::new(),
+        batch: Vec::with_capacity(backlog),
+        cqes: Vec::with_capacity(backlog),
+        zeros: AlignedBuf::new(req_size),
+        rng: worker_rng(cfg, t),
+        req_size,
+        seq_validate: cfg.validate && !shared.mode.is_random(),
+        finished: false,
+        now: Instant::now(),
+    };
+    match w.run(st).and_then(|()| w.drain(st)) {
+        Ok(()) => {
+            let mut g = shared.gen.lock().unwrap();
+            for b in w.released.drain(..) {
+                g.release(b);
+            }
+        }
+        Err(msg) => {
+            record_error(shared, msg);
+            // The ring failed with requests possibly still running: their buffers must outlive
+            // them, so the worker (ring and buffers) is leaked rather than freed under the kernel.
+            std::mem::forget(w);
+        }
+    }
+}
+
+impl Worker<'_, '_> {
+    fn in_flight(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Keeps the queue full until the run ends. Err: the ring itself failed.
+    fn run(&mut self, st: &Mutex<WorkerStats>) -> Result<(), String> {
+        loop {
+            if !self.finished && self.shared.should_stop(self.now) {
+                self.finished = true;
+            }
+            if self.finished && self.deferred.is_none() {
+                return Ok(());
+            }
+            self.fill();
+            if self.in_flight() == 0 {
+                // Every block is in use by other workers (--validate): let them finish one.
+                std::thread::yield_now();
+                self.now = Instant::now();
+                continue;
+            }
+            self.submit_and_reap(st)?;
+        }
+    }
+
+    /// Waits for every request in flight (and submits what is still queued).
+    fn drain(&mut self, st: &Mutex<WorkerStats>) -> Result<(), String> {
+        while self.in_flight() > 0 {
+            self.submit_and_reap(st)?;
+        }
+        Ok(())
+    }
+
+    /// Takes requests from the generator (one lock for the batch) while a slot is free.
+    fn fill(&mut self) {
+        if let Some(req) = self.deferred {
+            if !self.ready(req, &[]) {
+                return;
+            }
+            self.deferred = None;
+            self.push(req);
+        }
+        if self.finished || self.free.is_empty() {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.batch);
+        {
+            let shared = self.shared;
+            let mut g = shared.gen.lock().unwrap();
+            for b in self.released.drain(..) {
+                g.release(b);
+            }
+            while batch.len() < self.free.len() {
+                let req = g.next(
+                    shared.reads_done.load(Ordering::Relaxed),
+                    shared.writes_done.load(Ordering::Relaxed),
+                );
+                match req {
+                    Request::Stop => {
+                        self.finished = true;
+                        break;
+                    }
+                    Request::Busy => break,
+                    _ if !self.ready(req, &batch) => {
+                        self.deferred = Some(req);
+                        break;
+                    }
+                    _ => batch.push(req),
+                }
+            }
+        }
+        for &req in &batch {
+            self.push(req);
+        }
+        batch.clear();
+        self.batch = batch;
+    }
+
+    /// Whether `req` may be submitted now, after this worker's requests in flight and `batch`.
+    fn ready(&self, req: Request, batch: &[Request]) -> bool {
+        match req {
+            Request::Fsync { .. } => {
+                self.writes_in_flight == 0
+                    && !batch.iter().any(|r| matches!(r, Request::Write { .. }))
+            }
+            Request::Read { file, pos, len } | Request::Write { file, pos, len }
+                if self.seq_validate =>
+            {
+                let hit = |r: &Request| overlaps(r, file, pos, len);
+                !batch.iter().any(hit) && !self.slots.iter().any(|s| s.busy && hit(&s.req))
+            }
+            _ => true,
+        }
+    }
+
+    /// Queues `req` in a free slot (submitted with the next `submit_and_reap`).
+    fn push(&mut self, req: Request) {
+        let cfg = self.shared.cfg;
+        let i = self.free.pop().expect("a free slot");
+        let slot = &mut self.slots[i];
+        slot.req = req;
+        slot.busy = true;
+        slot.syncing = false;
+        let size = self.req_size;
+        let sqe = match req {
+            Request::Read { file, pos, len } => {
+                let b = slot.buf.get_or_insert_with(|| AlignedBuf::new(size));
+                opcode::Read::new(types::Fd(self.fds[file as usize]), b.as_mut_ptr(), len)
+                    .offset(pos)
+                    .build()
+            }
+            Request::Write { file, pos, len } => {
+                self.writes_in_flight += 1;
+                let rng = &mut self.rng;
+                let ptr = if cfg.validate {
+                    let b = slot.buf.get_or_insert_with(|| AlignedBuf::new(size));
+                    checksum::fill(
+                        &mut b.as_mut_slice()[..len as usize],
+                        pos,
+                        cfg.block_size,
+                        rng,
+                    );
+                    b.as_mut_ptr()
+                } else if cfg.fill == Fill::Random {
+                    let b = slot.wbuf.get_or_insert_with(|| {
+                        let mut b = AlignedBuf::new(size);
+                        super::fill::randomize(b.as_mut_slice(), rng);
+                        b
+                    });
+                    super::fill::stamp(&mut b.as_mut_slice()[..len as usize], rng);
+                    b.as_mut_ptr()
+                } else {
+                    self.zeros.as_mut_ptr()
+                };
+                opcode::Write::new(types::Fd(self.fds[file as usize]), ptr, len)
+                    .offset(pos)
+                    .build()
+            }
+            Request::Fsync { file } => fsync_sqe(self.fds[file as usize], cfg.fsync_mode),
+            Request::Busy | Request::Stop => unreachable!("not a request for the disk"),
+        };
+        self.enqueue(&sqe.user_data(i as u64));
+        self.pending.push(i);
+    }
+
+    fn enqueue(&mut self, sqe: &squeue::Entry) {
+        // SAFETY: every buffer the entry points to lives in `self.slots` (or is `self.zeros`)
+        // and is neither freed nor written until the request's completion has been reaped.
+        unsafe { self.ring.submission().push(sqe) }
+            .expect("the ring has room for every request in flight");
+    }
+
+    /// Submits what is queued and waits for at least one completion; accounts for all there are.
+    fn submit_and_reap(&mut self, st: &Mutex<WorkerStats>) -> Result<(), String> {
+        let t0 = Instant::now();
+        for &i in &self.pending {
+            self.slots[i].t0 = t0;
+        }
+        self.pending.clear();
+        loop {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => break,
+                // A signal (Ctrl-C) during the wait; what was queued is submitted.
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                    if !self.ring.completion().is_empty() {
+                        break;
+                    }
+                }
+                Err(e) => return Err(format!("io_uring submission failed: {e}")),
+            }
+        }
+        self.now = Instant::now();
+        self.cqes.clear();
+        self.cqes
+            .extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
+        let mut s = st.lock().unwrap();
+        for k in 0..self.cqes.len() {
+            let (i, res) = self.cqes[k];
+            if let Err(msg) = self.complete(i as usize, res, &mut s) {
+                // The run stops; the other requests in flight still complete and count.
+                record_error(self.shared, msg);
+            }
+        }
+        Ok(())
+    }
+
+    /// One completion: checks it, frees its slot and accounts for the event.
+    fn complete(&mut self, i: usize, res: i32, s: &mut WorkerStats) -> Result<(), String> {
+        let cfg = self.shared.cfg;
+        let slot = &mut self.slots[i];
+        let req = slot.req;
+        let ns = self.now.saturating_duration_since(slot.t0).as_nanos() as u64;
+        let outcome = match req {
+            Request::Read { file, pos, len } => {
+                check_len(res, len, "read of", file, pos).and_then(|()| {
+                    if !cfg.validate {
+                        return Ok(0);
+                    }
+                    let b =
+                        &slot.buf.as_ref().expect("a read has a buffer").as_slice()[..len as usize];
+                    checksum::verify(b, pos, cfg.block_size)
+                        .map_err(|m| format!("checksum validation of test_file.{file} failed: {m}"))
+                })
+            }
+            Request::Write { file, .. } if slot.syncing => check_fsync(res, file).map(|()| 0),
+            Request::Write { file, pos, len } => {
+                self.writes_in_flight -= 1;
+                let r = check_len(res, len, "write to", file, pos);
+                if r.is_ok() && cfg.fsync_all {
+                    // The event goes on: the file's fsync, now that the write is done.
+                    slot.syncing = true;
+                    let sqe = fsync_sqe(self.fds[file as usize], cfg.fsync_mode);
+                    self.enqueue(&sqe.user_data(i as u64));
+                    return Ok(());
+                }
+                r.map(|()| 0)
+            }
+            Request::Fsync { file } => check_fsync(res, file).map(|()| 0),
+            Request::Busy | Request::Stop => Ok(0),
+        };
+        let slot = &mut self.slots[i];
+        slot.busy = false;
+        self.free.push(i);
+        if let Request::Read { file, pos, .. } | Request::Write { file, pos, .. } = req {
+            if cfg.validate && !self.seq_validate {
+                self.released.push((file, pos));
+            }
+        }
+        account(self.shared, s, req, ns, outcome?);
+        Ok(())
+    }
+}
+
+fn fsync_sqe(fd: RawFd, mode: FsyncMode) -> squeue::Entry {
+    let flags = match mode {
+        FsyncMode::Fsync => types::FsyncFlags::empty(),
+        FsyncMode::Fdatasync => types::FsyncFlags::DATASYNC,
+    };
+    opcode::Fsync::new(types::Fd(fd)).flags(flags).build()
+}
+
+/// A read or write completion must have moved exactly `len` bytes.
+fn check_len(res: i32, len: u32, what: &str, file: u32, pos: u64) -> Result<(), String> {
+    if res < 0 {
+        let e = std::io::Error::from_raw_os_error(-res);
+        return Err(format!(
+            "{what} test_file.{file} at offset {pos} failed: {e}"
+        ));
+    }
+    if res as u32 != len {
+        return Err(format!(
+            "{what} test_file.{file} at offset {pos} failed: short transfer: {res} of {len} bytes"
+        ));
+    }
+    Ok(())
+}
+
+fn check_fsync(res: i32, file: u32) -> Result<(), String> {
+    if res < 0 {
+        let e = std::io::Error::from_raw_os_error(-res);
+        return Err(format!("fsync of test_file.{file} failed: {e}"));
+    }
+    Ok(())
+}
+
+/// Whether `r` touches any byte of `len` bytes at `pos` of `file`.
+fn overlaps(r: &Request, file: u32, pos: u64, len: u32) -> bool {
+    match *r {
+        Request::Read {
+            file: f,
+            pos: p,
+            len: l,
+        }
+        | Request::Write {
+            file: f,
+            pos: p,
+            len: l,
+        } => f == file && p < pos + len as u64 && pos < p + l as u64,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unavailable_reasons_name_the_cause_and_the_fix() {
+        let r = unavailable_reason(libc::EPERM, Some(2));
+        assert!(
+            r.contains("kernel.io_uring_disabled = 2") && r.contains("sysctl"),
+            "{r}"
+        );
+        let r = unavailable_reason(libc::EPERM, Some(1));
+        assert!(r.contains("io_uring_group"), "{r}");
+        let r = unavailable_reason(libc::EPERM, Some(0));
+        assert!(r.contains("seccomp"), "{r}");
+        let r = unavailable_reason(libc::EPERM, None);
+        assert!(r.contains("seccomp"), "{r}");
+        let r = unavailable_reason(libc::ENOSYS, None);
+        assert!(
+            r.contains("CONFIG_IO_URING") && r.contains("seccomp"),
+            "{r}"
+        );
+        let r = unavailable_reason(libc::ENOMEM, Some(0));
+        assert!(r.contains("ulimit -l"), "{r}");
+        for errno in [libc::EPERM, libc::ENOSYS, libc::ENOMEM, libc::EFAULT] {
+            assert!(
+                unavailable_reason(errno, Some(0)).ends_with("synchronous I/O"),
+                "{errno}"
+            );
+        }
+        let e = FileioError::IoUringUnavailable {
+            reason: unavailable_reason(libc::ENOSYS, None),
+        };
+        assert_eq!(e.option(), Some("file-io-mode"));
+        assert!(e.to_string().starts_with("asynchronous I/O uses io_uring"));
+    }
+
+    #[test]
+    fn a_ring_can_be_set_up_here() {
+        // The machines this project builds and tests on have io_uring; if one does not, the
+        // error says why (and this test shows it).
+        if let Err(e) = Ring::new(8) {
+            panic!("{e}");
+        }
+    }
+
+    #[test]
+    fn overlap_is_by_byte_range_in_the_same_file() {
+        let w = Request::Write {
+            file: 1,
+            pos: 4096,
+            len: 4096,
+        };
+        assert!(overlaps(&w, 1, 0, 4097));
+        assert!(!overlaps(&w, 1, 0, 4096));
+        assert!(!overlaps(&w, 2, 4096, 4096));
+        assert!(overlaps(&w, 1, 8191, 1));
+        assert!(!overlaps(&Request::Fsync { file: 1 }, 1, 4096, 1));
+    }
+}
