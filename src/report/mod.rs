@@ -12,6 +12,7 @@ pub mod model;
 pub mod oltp_text;
 pub mod params;
 pub mod phase;
+pub mod queueing;
 pub mod rank;
 pub mod suite;
 pub mod summary;

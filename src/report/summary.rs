@@ -65,6 +65,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
     for test in test_names(s) {
         test_table(&mut out, s, &test);
     }
+    queueing(&mut out, s);
     failures(&mut out, s);
     notes(&mut out, s);
     out
@@ -216,6 +217,46 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
                 );
             }
         }
+    }
+}
+
+/// Per target: what a deep queue gains over queue depth 1, and whether the disk gains at all.
+fn queueing(w: &mut String, s: &SuiteResult) {
+    use super::queueing::{pairs, verdict};
+    let rows: Vec<(&TargetResult, Vec<_>)> = s
+        .targets
+        .iter()
+        .map(|t| (t, pairs(t)))
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "\nQueueing gain (async O_DIRECT, requests/s at a deep queue ÷ at queue depth 1):"
+    );
+    for (t, p) in rows {
+        let driver = t
+            .disk
+            .as_ref()
+            .and_then(|d| d.usb.as_ref())
+            .and_then(|u| u.driver.clone())
+            .unwrap_or_else(|| "-".into());
+        let cells: Vec<String> = p
+            .iter()
+            .map(|q| {
+                format!(
+                    "{} {} QD{} {:.2}×",
+                    crate::units::format_size_exact(q.block),
+                    q.mode.name(),
+                    q.depth,
+                    q.ratio
+                )
+            })
+            .collect();
+        let _ = writeln!(w, "  {:<10} {:<12} {}", t.name, driver, cells.join("  "));
+        let _ = writeln!(w, "  {:<10} {:<12} → {}", "", "", verdict(t, &p));
     }
 }
 

@@ -260,6 +260,17 @@ fn disk_cells(s: &SuiteResult, t: &TargetResult) -> Vec<(&'static str, String)> 
             c.1 = "<span class=\"meta\">n/a (a directory)</span>".into();
         }
     }
+    let q = crate::report::queueing::pairs(t);
+    cells.push((
+        "Queue gain (async, deep ÷ QD1)",
+        n((!q.is_empty()).then(|| {
+            let best = q.iter().map(|p| p.ratio).fold(0.0, f64::max);
+            format!(
+                "up to {best:.2}×: {}",
+                crate::report::queueing::verdict(t, &q)
+            )
+        })),
+    ));
     let (ram, bp) = data_set_ratios(s, t);
     cells.push(("Data set / RAM", n(ram)));
     cells.push(("Data set / buffer pool", n(bp)));
