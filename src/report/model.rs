@@ -39,7 +39,8 @@ impl TestOptions {
     }
 }
 
-/// One test run.
+/// One test run: the [`Measurement`] (its fields inline in JSON, read through `Deref`) with
+/// what it was measured with and where.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
     pub schema_version: u32,
@@ -47,28 +48,23 @@ pub struct BenchResult {
     pub host: HostInfo,
     /// Test name: `fileio`, `oltp_read_write`, `oltp_point_select`, …, `tpcc`.
     pub test: String,
-    /// Start of the measured run, RFC 3339 UTC.
-    pub started_at: String,
     /// The fully resolved options (every default filled in), as the engine saw them.
     pub options: TestOptions,
-    pub threads: u32,
-    /// Wall time of the measured run, seconds (sysbench's `total time`).
-    pub total_time_s: f64,
-    /// Events executed (fileio requests incl. periodic fsyncs; OLTP and TPC-C transactions).
-    pub events: u64,
-    pub counters: Counters,
-    pub latency: LatencySummary,
-    /// Per-interval series (`--report-interval`); empty when intervals were off.
-    pub intervals: Vec<IntervalSample>,
-    pub fairness: Fairness,
-    pub histogram: HistogramData,
-    /// What made the numbers measure the disk (O_DIRECT, page cache dropped, data > RAM …) or
-    /// anything else a reader must know. Free text, one fact per entry.
-    #[serde(default)]
-    pub notes: Vec<String>,
-    /// Set when the run ended early; the numbers are then partial.
-    #[serde(default)]
-    pub error: Option<String>,
+    #[serde(flatten)]
+    pub measurement: Measurement,
+}
+
+impl std::ops::Deref for BenchResult {
+    type Target = Measurement;
+    fn deref(&self) -> &Measurement {
+        &self.measurement
+    }
+}
+
+impl std::ops::DerefMut for BenchResult {
+    fn deref_mut(&mut self) -> &mut Measurement {
+        &mut self.measurement
+    }
 }
 
 /// Which tool produced the document.
@@ -98,18 +94,8 @@ impl BenchResult {
             tool: ToolInfo::spindle(options.compat()),
             host: HostInfo::collect(),
             test: options.test_name(),
-            started_at: m.started_at,
             options,
-            threads: m.threads,
-            total_time_s: m.total_time_s,
-            events: m.events,
-            counters: m.counters,
-            latency: m.latency,
-            intervals: m.intervals,
-            fairness: m.fairness,
-            histogram: m.histogram,
-            notes: m.notes,
-            error: m.error,
+            measurement: m,
         }
     }
 

@@ -151,42 +151,44 @@ Threads fairness:
             tool: ToolInfo::spindle("1.0"),
             host: HostInfo::default(),
             test: "oltp_read_write".into(),
-            started_at: String::new(),
             options: crate::report::TestOptions::Oltp(Box::default()),
-            threads: 2,
-            total_time_s: 1.0017,
-            events: 3151,
-            counters: Counters::Oltp(OltpCounters {
-                reads: 44114,
-                writes: 12604,
-                other: 6302,
-                queries: 63020,
-                transactions: 3151,
-                tps: 3141.46,
-                qps: 62829.21,
-                ..Default::default()
-            }),
-            latency: LatencySummary {
-                count: 3151,
-                min_us: 460.0,
-                avg_us: 630.0,
-                max_us: 5830.0,
-                sum_ms: 1996.67,
-                sysbench_percentile: 95.0,
-                sysbench_percentile_ms: 0.86,
-                ..Default::default()
+            measurement: crate::report::Measurement {
+                started_at: String::new(),
+                threads: 2,
+                total_time_s: 1.0017,
+                events: 3151,
+                counters: Counters::Oltp(OltpCounters {
+                    reads: 44114,
+                    writes: 12604,
+                    other: 6302,
+                    queries: 63020,
+                    transactions: 3151,
+                    tps: 3141.46,
+                    qps: 62829.21,
+                    ..Default::default()
+                }),
+                latency: LatencySummary {
+                    count: 3151,
+                    min_us: 460.0,
+                    avg_us: 630.0,
+                    max_us: 5830.0,
+                    sum_ms: 1996.67,
+                    sysbench_percentile: 95.0,
+                    sysbench_percentile_ms: 0.86,
+                    ..Default::default()
+                },
+                intervals: vec![],
+                fairness: Fairness {
+                    events_avg: 1575.5,
+                    events_stddev: 53.5,
+                    exec_time_avg_s: 0.9983,
+                    exec_time_stddev_s: 0.0,
+                    per_thread: vec![],
+                },
+                histogram: HistogramData::default(),
+                notes: vec![],
+                error: None,
             },
-            intervals: vec![],
-            fairness: Fairness {
-                events_avg: 1575.5,
-                events_stddev: 53.5,
-                exec_time_avg_s: 0.9983,
-                exec_time_stddev_s: 0.0,
-                per_thread: vec![],
-            },
-            histogram: HistogramData::default(),
-            notes: vec![],
-            error: None,
         }
     }
 
