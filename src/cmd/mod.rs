@@ -11,6 +11,7 @@ pub mod leds;
 pub mod mysqld;
 pub mod oltp;
 pub mod suite;
+pub mod tpcc;
 
 use crate::cli::{Cli, Command};
 use std::ffi::OsString;
@@ -34,6 +35,7 @@ where
     match cli.command {
         Command::Fileio(a) => fileio::run(a),
         Command::Oltp(a) => oltp::execute(&a),
+        Command::Tpcc(a) => tpcc::run(*a),
         Command::Mysqld(a) => mysqld::run(a),
         Command::Daemon(a) => daemon::run(a),
         Command::Leds(a) => leds::run(a),

@@ -5,5 +5,6 @@ pub mod model;
 pub mod oltp_text;
 pub mod suite;
 pub mod sysbench_text;
+pub mod tpcc_text;
 
 pub use model::*;
