@@ -89,7 +89,14 @@ fn assert_all_pass(r: &tpcc::CheckReport, skipped_11: bool) {
         } else {
             CheckStatus::Passed
         };
-        assert_eq!(c.status, want, "{} {}: {}", c.clause(), c.warehouse, c.detail);
+        assert_eq!(
+            c.status,
+            want,
+            "{} {}: {}",
+            c.clause(),
+            c.warehouse,
+            c.detail
+        );
     }
 }
 
@@ -99,7 +106,10 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     let cfg = config(&srv);
     let t0 = Instant::now();
     let summary = prepare(&cfg).await;
-    eprintln!("prepare of 1 warehouse: {:.1} s", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "prepare of 1 warehouse: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
     assert!(summary.load_data, "the test server allows LOAD DATA LOCAL");
     let mut side = mysql_async::Conn::new(srv.opts()).await.unwrap();
     for (table, n) in [

@@ -213,7 +213,9 @@ fn run_step(
         bail!("the TPC-C run ended early: {e} (the report above covers the run up to the error)");
     }
     if controller.stop_requested() {
-        eprintln!("spindle: interrupted; the report covers the transactions completed before the signal");
+        eprintln!(
+            "spindle: interrupted; the report covers the transactions completed before the signal"
+        );
         return Ok(130);
     }
     Ok(0)

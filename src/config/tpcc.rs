@@ -61,7 +61,9 @@ pub fn parse_words(words: &[String]) -> anyhow::Result<(TpccCommand, Option<Posi
         };
         match c {
             Some(c) if command.is_none() => command = Some(c),
-            Some(_) => bail!("more than one command given ('{w}'): use one of prepare, run, check, cleanup"),
+            Some(_) => bail!(
+                "more than one command given ('{w}'): use one of prepare, run, check, cleanup"
+            ),
             None => rest.push(w.as_str()),
         }
     }
@@ -84,7 +86,10 @@ pub fn parse_words(words: &[String]) -> anyhow::Result<(TpccCommand, Option<Posi
         };
         bail!(
             "unexpected argument(s) {}: options need a leading - or --{form}",
-            rest.iter().map(|r| format!("'{r}'")).collect::<Vec<_>>().join(" ")
+            rest.iter()
+                .map(|r| format!("'{r}'"))
+                .collect::<Vec<_>>()
+                .join(" ")
         );
     }
     let (host, port) = parse_host(rest[0])?;
@@ -160,6 +165,7 @@ pub fn config_from_args(
         seed: args.seed,
         replace: args.replace,
         connection,
+        client_threads: args.client_threads,
         skip_write_wakeups: !args.keep_write_wakeups,
     };
     if warehouses > u32::MAX as u64 {
@@ -223,10 +229,21 @@ mod tests {
 
     #[test]
     fn old_positional_forms() {
-        let (c, p) = parse_words(&words(&["prepare", "127.0.0.1", "tpcc", "user", "password", "10"])).unwrap();
+        let (c, p) = parse_words(&words(&[
+            "prepare",
+            "127.0.0.1",
+            "tpcc",
+            "user",
+            "password",
+            "10",
+        ]))
+        .unwrap();
         assert_eq!(c, TpccCommand::Prepare);
         let p = p.unwrap();
-        assert_eq!((p.host.as_str(), p.db.as_str(), p.warehouses), ("127.0.0.1", "tpcc", 10));
+        assert_eq!(
+            (p.host.as_str(), p.db.as_str(), p.warehouses),
+            ("127.0.0.1", "tpcc", 10)
+        );
         let (_, p) = parse_words(&words(&[
             "run", "db1:3307", "tpcc", "u", "pw", "2", "8", "5", "30",
         ]))
@@ -234,12 +251,17 @@ mod tests {
         let p = p.unwrap();
         assert_eq!((p.host.as_str(), p.port), ("db1", Some(3307)));
         assert_eq!(p.run, Some((8, 5, 30)));
-        assert_eq!(parse_words(&words(&["check"])).unwrap(), (TpccCommand::Check, None));
+        assert_eq!(
+            parse_words(&words(&["check"])).unwrap(),
+            (TpccCommand::Check, None)
+        );
     }
 
     #[test]
     fn bad_words_are_explained() {
-        let e = parse_words(&words(&["prepare", "x"])).unwrap_err().to_string();
+        let e = parse_words(&words(&["prepare", "x"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("HOST DB USER PASS WAREHOUSES"), "{e}");
         let e = parse_words(&words(&["go"])).unwrap_err().to_string();
         assert!(e.contains("no command"), "{e}");

@@ -93,13 +93,16 @@ fn tpcc_rates(s: &IntervalSample) -> Option<([u64; 5], &IntervalRates)> {
 
 /// One interval line (without the newline).
 pub fn interval_line(s: &IntervalSample, layout: Layout) -> String {
-    let Some((n, IntervalRates::Tpcc {
-        late,
-        p95_ms,
-        p99_ms,
-        max_ms,
-        ..
-    })) = tpcc_rates(s)
+    let Some((
+        n,
+        IntervalRates::Tpcc {
+            late,
+            p95_ms,
+            p99_ms,
+            max_ms,
+            ..
+        },
+    )) = tpcc_rates(s)
     else {
         return String::new();
     };
@@ -184,7 +187,8 @@ pub fn final_report(r: &BenchResult, layout: Layout) -> String {
 fn constraint_check(c: &TpccCounters) -> String {
     let done = |i: usize| c.per_type.get(i).map(|t| t.success + t.late).unwrap_or(0);
     let total: u64 = (0..5).map(done).sum();
-    let mut s = String::from("\n<Constraint Check> (all must be [OK])\n [transaction percentage]\n");
+    let mut s =
+        String::from("\n<Constraint Check> (all must be [OK])\n [transaction percentage]\n");
     for (i, label, min) in [
         (1, "        Payment", 43.0),
         (2, "   Order-Status", 4.0),
@@ -192,11 +196,7 @@ fn constraint_check(c: &TpccCounters) -> String {
         (4, "    Stock-Level", 4.0),
     ] {
         let f = pct(done(i), total);
-        let _ = writeln!(
-            s,
-            "{label}: {f:3.2}% (>={min:4.1}%){}",
-            ok(f >= min)
-        );
+        let _ = writeln!(s, "{label}: {f:3.2}% (>={min:4.1}%){}", ok(f >= min));
     }
     s.push_str(" [response time (at least 90% passed)]\n");
     for (i, k) in TxKind::ALL.iter().enumerate() {
@@ -246,7 +246,11 @@ fn spindle_block(r: &BenchResult, c: &TpccCounters) -> String {
     );
     let retries: u64 = c.per_type.iter().map(|t| t.retries).sum();
     let failures: u64 = c.per_type.iter().map(|t| t.failures).sum();
-    let _ = writeln!(s, "        retries: {retries}{}", by_code(&c.errors_by_code));
+    let _ = writeln!(
+        s,
+        "        retries: {retries}{}",
+        by_code(&c.errors_by_code)
+    );
     for (k, t) in TxKind::ALL.iter().zip(&c.per_type) {
         if t.retries > 0 {
             let _ = writeln!(
@@ -456,14 +460,18 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }
-        assert!(final_report(&r, Layout::Current).contains("  [0] sc:49575 lt:50  rt:0  fl:0 avg_rt: 0.0 (5)\n"));
+        assert!(final_report(&r, Layout::Current)
+            .contains("  [0] sc:49575 lt:50  rt:0  fl:0 avg_rt: 0.0 (5)\n"));
     }
 
     #[test]
     fn an_empty_run_prints_zeros_not_nan() {
         let text = final_report(&result([(0, 0); 5], 0.0), Layout::Current);
         assert!(!text.to_lowercase().contains("nan"), "{text}");
-        assert!(text.contains("        Payment: 0.00% (>=43.0%) [NG] *"), "{text}");
+        assert!(
+            text.contains("        Payment: 0.00% (>=43.0%) [NG] *"),
+            "{text}"
+        );
         assert!(text.contains("0.000 TpmC"), "{text}");
     }
 

@@ -35,9 +35,11 @@
 pub mod check;
 pub mod data;
 pub mod deck;
+mod delivery;
 pub mod error;
 mod live;
 mod load;
+mod neworder;
 pub mod random;
 mod run;
 pub mod schema;
@@ -92,6 +94,9 @@ pub struct TpccConfig {
     pub replace: bool,
     /// How to reach the server.
     pub connection: ConnectionConfig,
+    /// run: OS threads driving the connections (0 = one per connection, like tpcc_start);
+    /// each runs a single-threaded runtime with its share of the connections.
+    pub client_threads: u32,
     /// run: stop the kernel waking the client when the server has read a request (see
     /// `db::sockets`).
     pub skip_write_wakeups: bool,
@@ -115,6 +120,7 @@ impl Default for TpccConfig {
                 database: "tpcc".into(),
                 ..ConnectionConfig::default()
             },
+            client_threads: 0,
             skip_write_wakeups: true,
         }
     }

@@ -155,26 +155,36 @@ pub fn run_logged(
         tuned_sockets: AtomicU64::new(0),
     });
     let started_at = crate::sys::clock::now_rfc3339();
-    let barrier = Arc::new(Barrier::new(n + 1));
+    let threads = match cfg.client_threads as usize {
+        0 => n,
+        t => t.min(n),
+    };
+    let barrier = Arc::new(Barrier::new(threads + 1));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let mut handles = Vec::with_capacity(n);
+    let mut plans: Vec<Vec<Plan>> = (0..threads).map(|_| Vec::new()).collect();
     for i in 0..n {
+        plans[i % threads].push(Plan {
+            i,
+            rng: Rng::stream(seed, i as u64 + 1),
+            gen: InputGen {
+                warehouses: cfg.warehouses,
+                home: match cfg.home_warehouse {
+                    HomeWarehouse::Random => None,
+                    HomeWarehouse::PerConnection => Some(i as u32 % cfg.warehouses + 1),
+                },
+                nu,
+            },
+        });
+    }
+    let mut handles = Vec::with_capacity(threads);
+    for (k, plan) in plans.into_iter().enumerate() {
         let (shared, barrier) = (shared.clone(), barrier.clone());
         let (ready_tx, done_tx) = (ready_tx.clone(), done_tx.clone());
-        let gen = InputGen {
-            warehouses: cfg.warehouses,
-            home: match cfg.home_warehouse {
-                HomeWarehouse::Random => None,
-                HomeWarehouse::PerConnection => Some(i as u32 % cfg.warehouses + 1),
-            },
-            nu,
-        };
-        let rng = Rng::stream(seed, i as u64 + 1);
         let h = std::thread::Builder::new()
-            .name(format!("tpcc-{i}"))
+            .name(format!("tpcc-{k}"))
             .spawn(move || {
-                let out = connection_thread(i, rng, gen, &shared, &barrier, &ready_tx);
+                let out = client_thread(plan, &shared, &barrier, &ready_tx);
                 let _ = done_tx.send(());
                 out
             })
@@ -183,7 +193,7 @@ pub fn run_logged(
     }
     drop((ready_tx, done_tx));
     let mut connect_error = None;
-    for _ in 0..n {
+    for _ in 0..threads {
         match ready_rx.recv() {
             Ok(None) => {}
             Ok(Some(e)) => {
@@ -208,7 +218,7 @@ pub fn run_logged(
         }
         anyhow::bail!(e);
     }
-    let phases = drive(cfg, &shared, controller, observer, &done_rx, n);
+    let phases = drive(cfg, &shared, controller, observer, &done_rx, threads);
     let measured_s = match phases.measured_until {
         Some(t) if t >= measure_end => cfg.measured_s() as f64,
         Some(t) => t.saturating_duration_since(measure_start).as_secs_f64(),
@@ -220,8 +230,7 @@ pub fn run_logged(
             continue; // aborted while waiting on the server: its numbers are lost with it
         }
         match h.join() {
-            Ok(Some(o)) => outs.push(o),
-            Ok(None) => {}
+            Ok(o) => outs.extend(o),
             Err(_) => shared.set_fatal("a client thread panicked".into()),
         }
     }
@@ -291,21 +300,27 @@ fn open_database(cfg: &TpccConfig) -> anyhow::Result<NuConstants> {
     })
 }
 
-/// One connection's thread: connect and prepare, wait for the start, run.
-fn connection_thread(
+/// One connection's number, random stream and input generator.
+struct Plan {
     i: usize,
     rng: Rng,
     gen: InputGen,
+}
+
+/// One OS thread driving its connections on a single-threaded runtime: connect and prepare
+/// them all, wait for the start, run them to the end.
+fn client_thread(
+    plans: Vec<Plan>,
     shared: &Arc<Shared>,
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
-) -> Option<WorkerOut> {
+) -> Vec<WorkerOut> {
     let (rt, polls) = match crate::db::sockets::runtime_with_polls() {
         Ok(x) => x,
         Err(e) => {
             let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
             barrier.wait();
-            return None;
+            return Vec::new();
         }
     };
     let polls = if shared.cfg.skip_write_wakeups {
@@ -313,31 +328,50 @@ fn connection_thread(
     } else {
         Vec::new()
     };
-    let session = rt.block_on(async {
-        let conn = shared
-            .cfg
-            .connection
-            .connect(true)
-            .await
-            .map_err(|e| format!("{e:#}"))?;
-        Session::new(conn).await.map_err(|e| {
-            format!(
-                "could not prepare the TPC-C statements: {}",
-                describe_error(&e)
-            )
-        })
+    let sessions: Result<Vec<Session>, String> = rt.block_on(async {
+        let mut v = Vec::with_capacity(plans.len());
+        for _ in &plans {
+            let conn = shared
+                .cfg
+                .connection
+                .connect(true)
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+            v.push(Session::new(conn).await.map_err(|e| {
+                format!(
+                    "could not prepare the TPC-C statements: {}",
+                    describe_error(&e)
+                )
+            })?);
+        }
+        Ok(v)
     });
-    if session.is_ok() {
+    if sessions.is_ok() {
         let n = crate::db::sockets::drop_write_interest(&polls);
         shared.tuned_sockets.fetch_add(n as u64, Relaxed);
     }
-    let _ = ready_tx.send(session.as_ref().err().cloned());
+    let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
-    let session = session.ok()?;
+    let Ok(sessions) = sessions else {
+        return Vec::new();
+    };
     if shared.stopping() {
-        return None;
+        return Vec::new();
     }
-    Some(rt.block_on(worker(i, session, rng, gen, shared.clone(), polls)))
+    rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (p, s) in plans.into_iter().zip(sessions) {
+            set.spawn(worker(p.i, s, p.rng, p.gen, shared.clone(), polls.clone()));
+        }
+        let mut outs = Vec::new();
+        while let Some(r) = set.join_next().await {
+            match r {
+                Ok(o) => outs.push(o),
+                Err(e) => shared.set_fatal(format!("a connection task failed: {e}")),
+            }
+        }
+        outs
+    })
 }
 
 /// What the calling thread saw while the connections ran.

@@ -3,7 +3,8 @@
 //! executes, in tpcc-mysql's order. A transaction returns [`Done`] or the error that stopped it;
 //! retrying, counting and timing are the run loop's business.
 
-use super::deck::{CustomerKey, Delivery, Input, NewOrder, OrderStatus, Payment, StockLevel};
+use super::deck::{CustomerKey, Input, NewOrder, OrderStatus, Payment, StockLevel};
+use super::neworder as no;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Row, Statement, Value};
 
@@ -15,16 +16,11 @@ enum Q {
     NoDistrictUpdate,
     NoOrder,
     NoNewOrder,
-    NoItem,
-    NoStockUpdate,
-    NoLine,
     PyWarehouseUpdate,
-    PyWarehouse,
     PyDistrictUpdate,
-    PyDistrict,
+    PyWarehouseDistrict,
     PyByName,
     PyCustomer,
-    PyCustomerData,
     PyCustomerUpdateBc,
     PyCustomerUpdate,
     PyHistory,
@@ -32,35 +28,23 @@ enum Q {
     OsCustomer,
     OsOrder,
     OsLines,
-    DlNewOrder,
-    DlDelete,
-    DlCustomerId,
-    DlOrderUpdate,
-    DlLinesUpdate,
-    DlLinesSum,
-    DlCustomerUpdate,
     SlDistrict,
     SlCount,
     Commit,
     Rollback,
 }
 
-const SQL: [&str; 33] = [
+const SQL: [&str; 21] = [
     "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?",
     "SELECT d_next_o_id, d_tax FROM district WHERE d_id = ? AND d_w_id = ? FOR UPDATE",
     "UPDATE district SET d_next_o_id = ? + 1 WHERE d_id = ? AND d_w_id = ?",
     "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, NOW(), ?, ?)",
     "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (?,?,?)",
-    "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?",
-    "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?",
-    "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?",
-    "SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name FROM warehouse WHERE w_id = ?",
     "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?",
-    "SELECT d_street_1, d_street_2, d_city, d_state, d_zip, d_name FROM district WHERE d_w_id = ? AND d_id = ?",
+    "SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_name FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?",
     "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
-    "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE",
-    "SELECT c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+    "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since, c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE",
     "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
     "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
     "INSERT INTO history(h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES(?, ?, ?, ?, ?, NOW(), ?, ?)",
@@ -68,25 +52,11 @@ const SQL: [&str; 33] = [
     "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
     "SELECT o_id, o_entry_d, COALESCE(o_carrier_id,0) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? AND o_id = (SELECT MAX(o_id) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?)",
     "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
-    "SELECT no_o_id FROM new_orders WHERE no_d_id = ? AND no_w_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE",
-    "DELETE FROM new_orders WHERE no_o_id = ? AND no_d_id = ? AND no_w_id = ?",
-    "SELECT o_c_id FROM orders WHERE o_id = ? AND o_d_id = ? AND o_w_id = ?",
-    "UPDATE orders SET o_carrier_id = ? WHERE o_id = ? AND o_d_id = ? AND o_w_id = ?",
-    "UPDATE order_line SET ol_delivery_d = NOW() WHERE ol_o_id = ? AND ol_d_id = ? AND ol_w_id = ?",
-    "SELECT SUM(ol_amount) FROM order_line WHERE ol_o_id = ? AND ol_d_id = ? AND ol_w_id = ?",
-    "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_id = ? AND c_d_id = ? AND c_w_id = ?",
     "SELECT d_next_o_id FROM district WHERE d_id = ? AND d_w_id = ?",
     "SELECT COUNT(DISTINCT(s_i_id)) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?",
     "COMMIT",
     "ROLLBACK",
 ];
-
-/// New-Order's stock read for district `d`: only that district's S_DIST_xx.
-fn stock_sql(d: u32) -> String {
-    format!(
-        "SELECT s_quantity, s_data, s_dist_{d:02} FROM stock WHERE s_i_id = ? AND s_w_id = ? FOR UPDATE"
-    )
-}
 
 /// Positional parameters.
 macro_rules! p {
@@ -115,7 +85,7 @@ impl From<mysql_async::Error> for TxError {
     }
 }
 
-fn missing(what: String) -> TxError {
+pub(crate) fn missing(what: String) -> TxError {
     TxError::Missing(what)
 }
 
@@ -123,7 +93,14 @@ fn missing(what: String) -> TxError {
 pub(crate) struct Session {
     pub conn: Conn,
     st: Vec<Statement>,
-    stock: Vec<Statement>,
+    /// New-Order's batched statements (see `neworder`): the items, the stock rows of one
+    /// warehouse per district (its S_DIST_xx), their update, the order lines per count.
+    pub(super) items: Statement,
+    pub(super) stock: Vec<Statement>,
+    pub(super) stock_update: Statement,
+    pub(super) lines: Vec<Statement>,
+    /// Delivery's statements (see `delivery`).
+    pub(super) dl: Vec<Statement>,
 }
 
 impl Session {
@@ -137,9 +114,25 @@ impl Session {
         }
         let mut stock = Vec::with_capacity(10);
         for d in 1..=10 {
-            stock.push(conn.prep(stock_sql(d)).await?);
+            stock.push(conn.prep(no::stock_select_sql(d)).await?);
         }
-        Ok(Session { conn, st, stock })
+        let mut lines = Vec::with_capacity(no::MAX_LINES);
+        for n in 1..=no::MAX_LINES {
+            lines.push(conn.prep(no::lines_sql(n)).await?);
+        }
+        let mut dl = Vec::with_capacity(5);
+        for sql in super::delivery::statements() {
+            dl.push(conn.prep(sql).await?);
+        }
+        Ok(Session {
+            dl,
+            items: conn.prep(no::items_sql()).await?,
+            stock_update: conn.prep(no::stock_update_sql()).await?,
+            conn,
+            st,
+            stock,
+            lines,
+        })
     }
 
     async fn drop_(&mut self, q: Q, params: Params) -> Result<(), mysql_async::Error> {
@@ -161,23 +154,20 @@ impl Session {
         self.drop_(Q::Rollback, Params::Empty).await
     }
 
-    /// Runs one transaction. `delivery_from` is the first district a Delivery still has to
-    /// process (1 on the first try; a retry resumes where the failed try stopped).
-    pub async fn execute(
-        &mut self,
-        input: &Input,
-        delivery_from: &mut u32,
-    ) -> Result<Done, TxError> {
+    /// Runs one transaction.
+    pub async fn execute(&mut self, input: &Input) -> Result<Done, TxError> {
         match input {
-            Input::NewOrder(o) => self.new_order(o).await,
+            Input::NewOrder(o) => no::new_order(self, o).await,
             Input::Payment(p) => self.payment(p).await,
             Input::OrderStatus(o) => self.order_status(o).await,
-            Input::Delivery(d) => self.delivery(d, delivery_from).await,
+            Input::Delivery(d) => super::delivery::delivery(self, d).await,
             Input::StockLevel(s) => self.stock_level(s).await,
         }
     }
 
-    async fn new_order(&mut self, o: &NewOrder) -> Result<Done, TxError> {
+    /// New-Order's first five statements (customer and warehouse, the district locked and
+    /// its next order id taken, ORDER and NEW-ORDER rows); returns the order id.
+    pub(super) async fn new_order_head(&mut self, o: &NewOrder) -> Result<u32, TxError> {
         let (w, d, c) = (o.w, o.d, o.c);
         let _cust: (f64, Vec<u8>, Vec<u8>, f64) = self
             .first(Q::NoCustomer, p![w, d, c])
@@ -192,66 +182,18 @@ impl Session {
         self.drop_(Q::NoOrder, p![o_id, d, w, c, count, o.all_local as u32])
             .await?;
         self.drop_(Q::NoNewOrder, p![o_id, d, w]).await?;
-        for (n, line) in o.lines.iter().enumerate() {
-            let item: Option<(f64, Vec<u8>, Vec<u8>)> =
-                self.first(Q::NoItem, p![line.item]).await?;
-            let Some((price, _name, _data)) = item else {
-                self.rollback().await?;
-                return Ok(Done::RolledBack);
-            };
-            let stock: Option<(i64, Vec<u8>, Vec<u8>)> = self
-                .conn
-                .exec_first(&self.stock[d as usize - 1], p![line.item, line.supply_w])
-                .await?;
-            let (s_qty, _s_data, dist) = stock.ok_or_else(|| {
-                missing(format!(
-                    "no stock of item {} in warehouse {}",
-                    line.item, line.supply_w
-                ))
-            })?;
-            let qty = line.quantity as i64;
-            let left = if s_qty >= qty + 10 {
-                s_qty - qty
-            } else {
-                s_qty - qty + 91
-            };
-            let remote = (line.supply_w != w) as u32;
-            self.drop_(
-                Q::NoStockUpdate,
-                p![left, qty, remote, line.item, line.supply_w],
-            )
-            .await?;
-            let amount = qty as f64 * cents(price) as f64 / 100.0;
-            self.drop_(
-                Q::NoLine,
-                p![
-                    o_id,
-                    d,
-                    w,
-                    n as u32 + 1,
-                    line.item,
-                    line.supply_w,
-                    qty,
-                    amount,
-                    dist
-                ],
-            )
-            .await?;
-        }
-        self.commit().await?;
-        Ok(Done::Committed)
+        Ok(o_id)
     }
 
     async fn payment(&mut self, p: &Payment) -> Result<Done, TxError> {
         let (w, d) = (p.w, p.d);
         let amount = p.amount_cents as f64 / 100.0;
         self.drop_(Q::PyWarehouseUpdate, p![amount, w]).await?;
-        let wh: Option<Row> = self.first(Q::PyWarehouse, p![w]).await?;
-        let w_name = name_of(wh, 5).ok_or_else(|| missing(format!("no warehouse {w}")))?;
         self.drop_(Q::PyDistrictUpdate, p![amount, w, d]).await?;
-        let di: Option<Row> = self.first(Q::PyDistrict, p![w, d]).await?;
-        let d_name =
-            name_of(di, 5).ok_or_else(|| missing(format!("no district {d} in warehouse {w}")))?;
+        let wd: Option<Row> = self.first(Q::PyWarehouseDistrict, p![w, d]).await?;
+        let mut wd = wd.ok_or_else(|| missing(format!("no district {d} in warehouse {w}")))?;
+        let w_name = bytes_at(&mut wd, 5);
+        let d_name = bytes_at(&mut wd, 11);
         let (c_w, c_d) = (p.c_w, p.c_d);
         let c = match &p.customer {
             CustomerKey::Id(c) => *c,
@@ -268,16 +210,14 @@ impl Session {
             }
         };
         let cust: Option<Row> = self.first(Q::PyCustomer, p![c_w, c_d, c]).await?;
-        let credit = name_of(cust, 9).ok_or_else(|| {
+        let mut cust = cust.ok_or_else(|| {
             missing(format!(
                 "no customer {c} in district {c_d} of warehouse {c_w}"
             ))
         })?;
+        let credit = bytes_at(&mut cust, 9);
         if credit == b"BC" {
-            let data: Vec<u8> = self
-                .first(Q::PyCustomerData, p![c_w, c_d, c])
-                .await?
-                .unwrap_or_default();
+            let data = bytes_at(&mut cust, 14);
             let new = bc_data(c, c_d, c_w, d, w, p.amount_cents, &data);
             self.drop_(Q::PyCustomerUpdateBc, p![amount, amount, new, c_w, c_d, c])
                 .await?;
@@ -325,34 +265,6 @@ impl Session {
         Ok(Done::Committed)
     }
 
-    async fn delivery(&mut self, dl: &Delivery, from: &mut u32) -> Result<Done, TxError> {
-        let w = dl.w;
-        while *from <= super::data::DISTRICTS {
-            let d = *from;
-            let no: Option<u32> = self.first(Q::DlNewOrder, p![d, w]).await?;
-            if let Some(o) = no {
-                self.drop_(Q::DlDelete, p![o, d, w]).await?;
-                if self.conn.affected_rows() > 0 {
-                    let c: u32 =
-                        self.first(Q::DlCustomerId, p![o, d, w])
-                            .await?
-                            .ok_or_else(|| {
-                                missing(format!("no order {o} in district {d} of warehouse {w}"))
-                            })?;
-                    self.drop_(Q::DlOrderUpdate, p![dl.carrier, o, d, w])
-                        .await?;
-                    self.drop_(Q::DlLinesUpdate, p![o, d, w]).await?;
-                    let sum: Option<Option<f64>> = self.first(Q::DlLinesSum, p![o, d, w]).await?;
-                    let total = sum.flatten().unwrap_or(0.0);
-                    self.drop_(Q::DlCustomerUpdate, p![total, c, d, w]).await?;
-                }
-            }
-            self.commit().await?;
-            *from += 1;
-        }
-        Ok(Done::Committed)
-    }
-
     async fn stock_level(&mut self, s: &StockLevel) -> Result<Done, TxError> {
         let (w, d) = (s.w, s.d);
         let next: u32 = self
@@ -368,12 +280,11 @@ impl Session {
     }
 }
 
-/// Column `i` of `row` as bytes (`None` when there is no row).
-fn name_of(row: Option<Row>, i: usize) -> Option<Vec<u8>> {
-    let mut row = row?;
+/// Column `i` of `row` as bytes (empty when NULL or not text).
+fn bytes_at(row: &mut Row, i: usize) -> Vec<u8> {
     match row.take::<Value, _>(i) {
-        Some(Value::Bytes(b)) => Some(b),
-        _ => Some(Vec::new()),
+        Some(Value::Bytes(b)) => b,
+        _ => Vec::new(),
     }
 }
 
@@ -423,7 +334,6 @@ mod tests {
         assert_eq!(SQL[Q::Commit as usize], "COMMIT");
         assert!(SQL[Q::SlCount as usize].contains("COUNT(DISTINCT(s_i_id))"));
         assert!(SQL[Q::NoCustomer as usize].starts_with("SELECT c_discount"));
-        assert!(stock_sql(7).contains("s_dist_07 FROM stock"));
         for s in SQL {
             let n = s.matches('?').count();
             assert!(n <= 9, "{s}");

@@ -108,9 +108,8 @@ async fn tries(
 ) -> Outcome {
     let kind = input.kind();
     let ignore = IgnoreErrors::default();
-    let mut delivery_from = 1;
     for _ in 0..MAX_TRIES {
-        let e = match session.execute(input, &mut delivery_from).await {
+        let e = match session.execute(input).await {
             Ok(done) => return Outcome::Done(done),
             Err(TxError::Missing(what)) => {
                 shared.set_fatal(format!(
