@@ -112,14 +112,14 @@ pub(crate) async fn delivery(s: &mut Session, dl: &Delivery) -> Result<Done, TxE
     if !candidates.is_empty() {
         let locked: Vec<(u32, u32)> = s
             .conn
-            .exec(&s.dl[1], pair_params(&[w.clone()], &candidates))
+            .exec(&s.dl[1], pair_params(std::slice::from_ref(&w), &candidates))
             .await?;
         if !locked.is_empty() {
             s.conn
-                .exec_drop(&s.dl[2], pair_params(&[w.clone()], &locked))
+                .exec_drop(&s.dl[2], pair_params(std::slice::from_ref(&w), &locked))
                 .await?;
             s.conn
-                .exec_drop(&s.dl[3], pair_params(&[w.clone()], &locked))
+                .exec_drop(&s.dl[3], pair_params(std::slice::from_ref(&w), &locked))
                 .await?;
             let head = [Value::from(dl.carrier), w];
             s.conn
