@@ -14,6 +14,19 @@ use spindle::tpcc::{self, CheckStatus, TpccConfig};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// A server where one warehouse fits in memory and commits do not wait for the disk, so the
+/// short runs of these tests do thousands of transactions (the tests check logic, not disks).
+async fn server() -> TestServer {
+    TestServer::start_with(|spec| {
+        let s = &mut spec.settings;
+        s.buffer_pool_size = Some(256 << 20);
+        s.log_file_size = 64 << 20;
+        s.binlog = false;
+        s.sync_binlog = 0;
+    })
+    .await
+}
+
 fn connection(srv: &TestServer) -> ConnectionConfig {
     ConnectionConfig {
         socket: Some(srv.client.socket.clone()),
@@ -143,7 +156,7 @@ async fn count(side: &mut mysql_async::Conn, sql: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prepare_check_run_check_and_a_row_broken_by_hand() {
-    let srv = TestServer::start().await;
+    let srv = server().await;
     let cfg = config(&srv);
     let t0 = Instant::now();
     let summary = prepare(&cfg).await;
@@ -190,14 +203,21 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
 
     // A run: the mix, the counters, consistency afterwards (3.3.2.11 no longer applies).
     let mut run_cfg = cfg.clone();
-    (run_cfg.time_s, run_cfg.report_interval_s) = (10, 5);
+    (
+        run_cfg.connections,
+        run_cfg.time_s,
+        run_cfg.report_interval_s,
+    ) = (4, 10, 5);
     let m = run(&run_cfg).await;
     assert_eq!(m.error, None);
     let c = counters(&m);
     let done: Vec<u64> = c.per_type.iter().map(|t| t.success + t.late).collect();
     let total: u64 = done.iter().sum();
+    eprintln!("mix over {total} transactions: {done:?}");
+    // One deck for all connections: only the decks in progress at the two ends of the
+    // window can skew the mix, by a few cards; 1 point needs about 5 cards per 500.
     assert!(
-        total >= 1000,
+        total >= 500,
         "too few transactions to judge the mix: {done:?}"
     );
     for (n, want) in done.iter().zip([43.48, 43.48, 4.35, 4.35, 4.35]) {
@@ -357,7 +377,7 @@ async fn bad_input_with_a_server(srv: &TestServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_ends_the_run_with_an_error_and_a_partial_result() {
-    let srv = TestServer::start().await;
+    let srv = server().await;
     let mut cfg = config(&srv);
     prepare(&cfg).await;
     (cfg.rampup_s, cfg.time_s, cfg.reconnect_timeout_s) = (0, 120, 2.0);

@@ -2,10 +2,8 @@
 //! Order-Status, Delivery and Stock-Level; tpcc-mysql's `sequence.c`), and the inputs of each
 //! transaction drawn as tpcc-mysql's `driver.c` draws them (TPC-C clauses 2.4.1, 2.5.1, 2.6.1,
 //! 2.7.1, 2.8.1). Pure: the run loop only executes what this module decides.
-//!
-//! One difference from tpcc-mysql: each connection deals from its own deck instead of one deck
-//! behind a global mutex. The mix over every 23 transactions of a connection is exact, and the
-//! connections never wait on each other for a card.
+//! The run keeps one deck behind a mutex that every connection deals from, as tpcc-mysql does,
+//! so the mix of any window of the run is exact up to the deck in progress at each end.
 
 use super::data::{CUSTOMERS, DISTRICTS, ITEMS};
 use super::random::{self, NuConstants};

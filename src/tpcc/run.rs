@@ -7,7 +7,7 @@
 //! (not counted) and disconnect. The progress lines are tpcc_start's (`RAMP-UP TIME.(N sec.)`,
 //! `MEASURING START.`, `STOPPING THREADS`).
 
-use super::deck::{InputGen, TxKind};
+use super::deck::{Deck, InputGen, TxKind};
 use super::live::{interval_sample, Live, Snapshot};
 use super::random::NuConstants;
 use super::schema;
@@ -63,6 +63,13 @@ pub(crate) struct Shared {
     controller: Controller,
     fatal: Mutex<Option<String>>,
     pub tuned_sockets: AtomicU64,
+    /// Response times of the counted transactions, per type (connections add theirs in
+    /// batches).
+    pub recorders: Mutex<[LatencyRecorder; 5]>,
+    /// Maps a response time to its interval-histogram bucket.
+    pub buckets: crate::stats::SysbenchHistogram,
+    /// The one deck every connection deals from, as tpcc-mysql's `seq_get`.
+    deck: Mutex<(Deck, Rng)>,
 }
 
 impl Shared {
@@ -101,6 +108,13 @@ impl Shared {
         }
         let s = t.duration_since(a).as_secs();
         (s / i * i).min(self.cfg.measured_s() / i * i)
+    }
+
+    /// The next transaction type from the shared deck of 23.
+    pub fn deal(&self) -> TxKind {
+        let mut d = self.deck.lock().unwrap_or_else(|p| p.into_inner());
+        let (deck, rng) = &mut *d;
+        deck.deal(rng)
     }
 
     pub fn set_fatal(&self, msg: String) {
@@ -153,6 +167,9 @@ pub fn run_logged(
         controller: controller.clone(),
         fatal: Mutex::new(None),
         tuned_sockets: AtomicU64::new(0),
+        recorders: Mutex::new(std::array::from_fn(|_| LatencyRecorder::new())),
+        buckets: crate::stats::SysbenchHistogram::new(),
+        deck: Mutex::new((Deck::new(), Rng::stream(seed, 0xDEC))),
     });
     let started_at = crate::sys::clock::now_rfc3339();
     let threads = match cfg.client_threads as usize {
@@ -476,18 +493,18 @@ fn build_result(
     let mut merged = LatencyRecorder::new();
     let mut per_type = Vec::with_capacity(5);
     let mut errors_all: BTreeMap<String, u64> = BTreeMap::new();
+    let recorders = shared.recorders.lock().unwrap_or_else(|p| p.into_inner());
     for k in TxKind::ALL {
         let i = k as usize;
-        let mut rec = LatencyRecorder::new();
+        let rec = &recorders[i];
         let mut errors: BTreeMap<String, u64> = BTreeMap::new();
         for o in &outs {
-            rec.merge(&o.recorders[i]);
             for (c, n) in &o.errors[i] {
                 *errors.entry(c.to_string()).or_insert(0) += n;
                 *errors_all.entry(c.to_string()).or_insert(0) += n;
             }
         }
-        merged.merge(&rec);
+        merged.merge(rec);
         let sum = |f: fn(&super::live::LiveType) -> &AtomicU64| -> u64 {
             shared
                 .live
@@ -525,8 +542,8 @@ fn build_result(
     let shares = outs
         .iter()
         .map(|o| ThreadShare {
-            events: o.recorders.iter().map(|r| r.count()).sum(),
-            busy_s: o.recorders.iter().map(|r| r.sum_ns() as f64).sum::<f64>() / 1e9,
+            events: o.events,
+            busy_s: o.busy_ns as f64 / 1e9,
         })
         .collect();
     let error = shared.fatal();

@@ -12,13 +12,11 @@ use mysql_async::{Conn, Params, Row, Statement, Value};
 #[derive(Clone, Copy)]
 enum Q {
     NoCustomer,
-    NoDistrict,
     NoDistrictUpdate,
     NoOrder,
     NoNewOrder,
     PyWarehouseUpdate,
     PyDistrictUpdate,
-    PyWarehouseDistrict,
     PyByName,
     PyCustomer,
     PyCustomerUpdateBc,
@@ -34,20 +32,18 @@ enum Q {
     Rollback,
 }
 
-const SQL: [&str; 21] = [
+const SQL: [&str; 19] = [
     "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?",
-    "SELECT d_next_o_id, d_tax FROM district WHERE d_id = ? AND d_w_id = ? FOR UPDATE",
-    "UPDATE district SET d_next_o_id = ? + 1 WHERE d_id = ? AND d_w_id = ?",
-    "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, NOW(), ?, ?)",
-    "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (?,?,?)",
+    "UPDATE district SET d_next_o_id = (@spindle_o_id := d_next_o_id) + 1 WHERE d_id = ? AND d_w_id = ?",
+    "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (@spindle_o_id, ?, ?, ?, NOW(), ?, ?)",
+    "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (@spindle_o_id, ?, ?)",
     "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?",
     "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?",
-    "SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_name FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?",
     "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
     "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since, c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE",
     "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
     "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
-    "INSERT INTO history(h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES(?, ?, ?, ?, ?, NOW(), ?, ?)",
+    "INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) SELECT ?, ?, ?, ?, ?, NOW(), ?, CONCAT(w_name, '    ', d_name) FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?",
     "SELECT c_balance, c_first, c_middle, c_last, c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
     "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
     "SELECT o_id, o_entry_d, COALESCE(o_carrier_id,0) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? AND o_id = (SELECT MAX(o_id) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?)",
@@ -165,24 +161,24 @@ impl Session {
         }
     }
 
-    /// New-Order's first five statements (customer and warehouse, the district locked and
-    /// its next order id taken, ORDER and NEW-ORDER rows); returns the order id.
-    pub(super) async fn new_order_head(&mut self, o: &NewOrder) -> Result<u32, TxError> {
+    /// New-Order's first four statements: customer and warehouse read, the district's next
+    /// order id taken (the row locked by the UPDATE, the id kept server-side in
+    /// `@spindle_o_id` for the inserts, as the UPDATE cannot return it), ORDER and NEW-ORDER rows.
+    pub(super) async fn new_order_head(&mut self, o: &NewOrder) -> Result<(), TxError> {
         let (w, d, c) = (o.w, o.d, o.c);
         let _cust: (f64, Vec<u8>, Vec<u8>, f64) = self
             .first(Q::NoCustomer, p![w, d, c])
             .await?
             .ok_or_else(|| missing(format!("no customer {c} in district {d} of warehouse {w}")))?;
-        let (o_id, _d_tax): (u32, f64) = self
-            .first(Q::NoDistrict, p![d, w])
-            .await?
-            .ok_or_else(|| missing(format!("no district {d} in warehouse {w}")))?;
-        self.drop_(Q::NoDistrictUpdate, p![o_id, d, w]).await?;
+        self.drop_(Q::NoDistrictUpdate, p![d, w]).await?;
+        if self.conn.affected_rows() == 0 {
+            return Err(missing(format!("no district {d} in warehouse {w}")));
+        }
         let count = o.lines.len() as u32;
-        self.drop_(Q::NoOrder, p![o_id, d, w, c, count, o.all_local as u32])
+        self.drop_(Q::NoOrder, p![d, w, c, count, o.all_local as u32])
             .await?;
-        self.drop_(Q::NoNewOrder, p![o_id, d, w]).await?;
-        Ok(o_id)
+        self.drop_(Q::NoNewOrder, p![d, w]).await?;
+        Ok(())
     }
 
     async fn payment(&mut self, p: &Payment) -> Result<Done, TxError> {
@@ -190,10 +186,6 @@ impl Session {
         let amount = p.amount_cents as f64 / 100.0;
         self.drop_(Q::PyWarehouseUpdate, p![amount, w]).await?;
         self.drop_(Q::PyDistrictUpdate, p![amount, w, d]).await?;
-        let wd: Option<Row> = self.first(Q::PyWarehouseDistrict, p![w, d]).await?;
-        let mut wd = wd.ok_or_else(|| missing(format!("no district {d} in warehouse {w}")))?;
-        let w_name = bytes_at(&mut wd, 5);
-        let d_name = bytes_at(&mut wd, 11);
         let (c_w, c_d) = (p.c_w, p.c_d);
         let c = match &p.customer {
             CustomerKey::Id(c) => *c,
@@ -225,11 +217,11 @@ impl Session {
             self.drop_(Q::PyCustomerUpdate, p![amount, amount, c_w, c_d, c])
                 .await?;
         }
-        let mut h_data = w_name;
-        h_data.extend_from_slice(b"    ");
-        h_data.extend_from_slice(&d_name);
-        self.drop_(Q::PyHistory, p![c_d, c_w, c, d, w, amount, h_data])
+        self.drop_(Q::PyHistory, p![c_d, c_w, c, d, w, amount, w, d])
             .await?;
+        if self.conn.affected_rows() == 0 {
+            return Err(missing(format!("no district {d} in warehouse {w}")));
+        }
         self.commit().await?;
         Ok(Done::Committed)
     }

@@ -8,12 +8,11 @@
 //! connection reconnects, re-prepares and retries, for up to `reconnect_timeout_s`; anything
 //! else, or a server that stays away, ends the run for every connection.
 
-use super::deck::{Deck, InputGen, TxKind};
+use super::deck::{InputGen, TxKind};
 use super::run::{NewOrderRecord, Shared};
 use super::txn::{Done, Session, TxError};
 use crate::db::{classify, describe_error, ErrorClass, IgnoreErrors};
 use crate::rng::Rng;
-use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -22,13 +21,33 @@ use std::time::{Duration, Instant, SystemTime};
 /// tpcc-mysql's MAX_RETRY: tries of one transaction before it counts as failed.
 const MAX_TRIES: u32 = 2000;
 
+/// Response times a connection buffers before adding them to the run's histograms.
+const PENDING: usize = 256;
+
 /// What one connection hands back at the end.
 pub(crate) struct WorkerOut {
     pub idx: usize,
-    /// Response times of the counted transactions, per type.
-    pub recorders: [LatencyRecorder; 5],
+    /// Counted transactions and the sum of their response times (its share of the work).
+    pub events: u64,
+    pub busy_ns: u128,
     /// Retried errors per type and code.
     pub errors: [BTreeMap<u16, u64>; 5],
+    /// Response times (ns) not yet added to the run's histograms, per type.
+    pending: [Vec<u64>; 5],
+}
+
+impl WorkerOut {
+    /// Adds the buffered response times of type `i` to the run's histograms.
+    fn flush(&mut self, shared: &Shared, i: usize) {
+        if self.pending[i].is_empty() {
+            return;
+        }
+        let mut r = shared.recorders.lock().unwrap_or_else(|p| p.into_inner());
+        for &ns in &self.pending[i] {
+            r[i].record(ns);
+        }
+        self.pending[i].clear();
+    }
 }
 
 /// How the tries of one transaction ended.
@@ -50,16 +69,17 @@ pub(crate) async fn worker(
 ) -> WorkerOut {
     let mut out = WorkerOut {
         idx,
-        recorders: std::array::from_fn(|_| LatencyRecorder::new()),
+        events: 0,
+        busy_ns: 0,
         errors: Default::default(),
+        pending: std::array::from_fn(|_| Vec::with_capacity(PENDING)),
     };
-    let mut deck = Deck::new();
     let live = &shared.live[idx];
     loop {
         if shared.stopping() || shared.past_end(Instant::now()) {
             break;
         }
-        let kind = deck.deal(&mut rng);
+        let kind = shared.deal();
         let input = gen.draw(kind, &mut rng);
         let wall = shared.log.as_ref().map(|_| SystemTime::now());
         let t0 = Instant::now();
@@ -71,8 +91,15 @@ pub(crate) async fn worker(
                 let ns = t1.saturating_duration_since(t0).as_nanos() as u64;
                 if counted {
                     let late = ns as f64 >= shared.rt_limits_ns[kind as usize];
-                    let bucket = out.recorders[kind as usize].record(ns);
+                    let i = kind as usize;
+                    let bucket = shared.buckets.bucket_of(ns);
                     live.completed(kind, ns, bucket, late, done == Done::RolledBack);
+                    out.events += 1;
+                    out.busy_ns += ns as u128;
+                    out.pending[i].push(ns);
+                    if out.pending[i].len() >= PENDING {
+                        out.flush(&shared, i);
+                    }
                 }
                 if let (Some(log), Some(start), TxKind::NewOrder) = (&shared.log, wall, kind) {
                     log.new_order(&NewOrderRecord {
@@ -92,6 +119,9 @@ pub(crate) async fn worker(
             }
             Outcome::Stop => break,
         }
+    }
+    for i in 0..5 {
+        out.flush(&shared, i);
     }
     let _ = session.conn.disconnect().await;
     out
