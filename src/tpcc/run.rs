@@ -172,43 +172,13 @@ pub fn run_logged(
         deck: Mutex::new((Deck::new(), Rng::stream(seed, 0xDEC))),
     });
     let started_at = crate::sys::clock::now_rfc3339();
-    let threads = match cfg.client_threads as usize {
-        0 => n,
-        t => t.min(n),
-    };
-    let barrier = Arc::new(Barrier::new(threads + 1));
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let mut plans: Vec<Vec<Plan>> = (0..threads).map(|_| Vec::new()).collect();
-    for i in 0..n {
-        plans[i % threads].push(Plan {
-            i,
-            rng: Rng::stream(seed, i as u64 + 1),
-            gen: InputGen {
-                warehouses: cfg.warehouses,
-                home: match cfg.home_warehouse {
-                    HomeWarehouse::Random => None,
-                    HomeWarehouse::PerConnection => Some(i as u32 % cfg.warehouses + 1),
-                },
-                nu,
-            },
-        });
-    }
-    let mut handles = Vec::with_capacity(threads);
-    for (k, plan) in plans.into_iter().enumerate() {
-        let (shared, barrier) = (shared.clone(), barrier.clone());
-        let (ready_tx, done_tx) = (ready_tx.clone(), done_tx.clone());
-        let h = std::thread::Builder::new()
-            .name(format!("tpcc-{k}"))
-            .spawn(move || {
-                let out = client_thread(plan, &shared, &barrier, &ready_tx);
-                let _ = done_tx.send(());
-                out
-            })
-            .map_err(|e| anyhow::anyhow!("could not start a client thread: {e}"))?;
-        handles.push(h);
-    }
-    drop((ready_tx, done_tx));
+    let Clients {
+        threads,
+        handles,
+        barrier,
+        ready_rx,
+        done_rx,
+    } = spawn_clients(&shared, seed, nu)?;
     let mut connect_error = None;
     for _ in 0..threads {
         match ready_rx.recv() {
@@ -260,6 +230,67 @@ pub fn run_logged(
         measured_s,
         started_at,
     ))
+}
+
+/// The client threads and how the calling thread talks to them.
+struct Clients {
+    threads: usize,
+    handles: Vec<std::thread::JoinHandle<Vec<WorkerOut>>>,
+    /// Released once every thread has reported whether it connected.
+    barrier: Arc<Barrier>,
+    /// One message per thread: connected (`None`) or why not.
+    ready_rx: std::sync::mpsc::Receiver<Option<String>>,
+    /// One message per thread when it is done.
+    done_rx: std::sync::mpsc::Receiver<()>,
+}
+
+/// Spreads the connections over the client threads and starts them.
+fn spawn_clients(shared: &Arc<Shared>, seed: u64, nu: NuConstants) -> anyhow::Result<Clients> {
+    let cfg = &shared.cfg;
+    let n = cfg.connections as usize;
+    let threads = match cfg.client_threads as usize {
+        0 => n,
+        t => t.min(n),
+    };
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let mut plans: Vec<Vec<Plan>> = (0..threads).map(|_| Vec::new()).collect();
+    for i in 0..n {
+        plans[i % threads].push(Plan {
+            i,
+            rng: Rng::stream(seed, i as u64 + 1),
+            gen: InputGen {
+                warehouses: cfg.warehouses,
+                home: match cfg.home_warehouse {
+                    HomeWarehouse::Random => None,
+                    HomeWarehouse::PerConnection => Some(i as u32 % cfg.warehouses + 1),
+                },
+                nu,
+            },
+        });
+    }
+    let mut handles = Vec::with_capacity(threads);
+    for (k, plan) in plans.into_iter().enumerate() {
+        let (shared, barrier) = (shared.clone(), barrier.clone());
+        let (ready_tx, done_tx) = (ready_tx.clone(), done_tx.clone());
+        let h = std::thread::Builder::new()
+            .name(format!("tpcc-{k}"))
+            .spawn(move || {
+                let out = client_thread(plan, &shared, &barrier, &ready_tx);
+                let _ = done_tx.send(());
+                out
+            })
+            .map_err(|e| anyhow::anyhow!("could not start a client thread: {e}"))?;
+        handles.push(h);
+    }
+    Ok(Clients {
+        threads,
+        handles,
+        barrier,
+        ready_rx,
+        done_rx,
+    })
 }
 
 /// Checks the tables and the warehouses loaded, marks the data as run on, and returns the
