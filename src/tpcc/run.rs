@@ -406,6 +406,11 @@ fn client_thread(
     if shared.stopping() {
         return Vec::new();
     }
+    if plans.len() == 1 {
+        // One connection: poll it directly, no task scheduling per wake-up.
+        let (p, s) = plans.into_iter().zip(sessions).next().expect("one plan");
+        return vec![rt.block_on(worker(p.i, s, p.rng, p.gen, shared.clone(), polls))];
+    }
     rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for (p, s) in plans.into_iter().zip(sessions) {
