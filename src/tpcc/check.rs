@@ -2,8 +2,8 @@
 //!
 //! A handful of grouped queries gather the facts of every warehouse at once ([`Facts`]); a pure
 //! evaluation turns them into one [`ConditionResult`] per condition and warehouse, with the
-//! offending values when it fails. Row-by-row conditions (5, 6, 7, 10, 12) fetch at most
-//! [`MAX_ROWS`] offending rows.
+//! offending values when it fails. Row-by-row conditions (5, 6, 7, 10, 12) count the offending
+//! rows per warehouse and describe the first (window functions: MariaDB 10.2+, MySQL 8.0+).
 //!
 //! Condition 3.3.2.11 (count(ORDER) − count(NEW-ORDER) = 2100 per district) holds only on
 //! freshly loaded data: every Delivery breaks it. spindle's marker table `spindle_tpcc` counts
@@ -20,9 +20,6 @@ use mysql_async::Conn;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
-
-/// Most offending rows fetched per row-by-row condition.
-pub const MAX_ROWS: usize = 1000;
 
 /// The outcome of one condition for one warehouse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,8 +124,9 @@ pub struct Facts {
     /// W_YTD per warehouse (hundredths).
     pub w_ytd: BTreeMap<u32, i64>,
     pub districts: BTreeMap<(u32, u32), DistrictFacts>,
-    /// Offending rows of the row-by-row conditions: (condition, warehouse) → descriptions.
-    pub bad_rows: BTreeMap<(u8, u32), Vec<String>>,
+    /// Offending rows of the row-by-row conditions: (condition, warehouse) → how many, and
+    /// the first one described.
+    pub bad_rows: BTreeMap<(u8, u32), (u64, String)>,
 }
 
 /// Checks the database `cfg.connection` names. `Err` when it cannot be checked (no server, no
@@ -169,7 +167,6 @@ pub fn check(
     })
 }
 
-type Q5 = (u32, u32, i64, Option<f64>, Option<i64>);
 /// (warehouse, district, count, and two optional aggregates).
 type Grouped = (u32, u32, i64, Option<i64>, Option<i64>);
 
@@ -239,126 +236,134 @@ async fn gather(
     Ok(f)
 }
 
-/// Conditions 5, 6 and 7: offending orders and order lines.
+/// Wraps `inner` (offending rows, first column the warehouse `w`, then the columns `order`
+/// sorts by) so that each warehouse returns its first offending row and how many there are
+/// (`n`, last column).
+fn first_per_warehouse(inner: &str, cols: &str, order: &str) -> String {
+    format!(
+        "SELECT {cols}, n FROM (SELECT x.*, COUNT(*) OVER (PARTITION BY w) n, \
+         ROW_NUMBER() OVER (PARTITION BY w ORDER BY {order}) r FROM ({inner}) x) y WHERE r = 1"
+    )
+}
+
+/// Conditions 5, 6 and 7: orders and order lines that disagree, counted per warehouse.
 async fn row_conditions(conn: &mut Conn, f: &mut Facts) -> anyhow::Result<()> {
     let q = |what: &'static str| move |e| anyhow::anyhow!("check ({what}): {}", describe_error(&e));
-    let rows: Vec<Q5> = conn
-        .query(format!(
-            "SELECT o.o_w_id, o.o_d_id, o.o_id, o.o_carrier_id, n.no_o_id FROM orders o \
-             LEFT JOIN new_orders n ON n.no_w_id = o.o_w_id AND n.no_d_id = o.o_d_id \
-             AND n.no_o_id = o.o_id \
-             WHERE (o.o_carrier_id IS NULL) <> (n.no_o_id IS NOT NULL) LIMIT {MAX_ROWS}"
-        ))
+    let inner = "SELECT o.o_w_id w, o.o_d_id d, o.o_id o, o.o_carrier_id carrier, n.no_o_id no \
+         FROM orders o LEFT JOIN new_orders n ON n.no_w_id = o.o_w_id AND n.no_d_id = o.o_d_id \
+         AND n.no_o_id = o.o_id WHERE (o.o_carrier_id IS NULL) <> (n.no_o_id IS NOT NULL)";
+    let rows: Vec<(u32, u32, i64, Option<i64>, Option<i64>, u64)> = conn
+        .query(first_per_warehouse(inner, "w, d, o, carrier, no", "d, o"))
         .await
         .map_err(q("condition 5"))?;
-    for (w, d, o, carrier, no) in rows {
+    for (w, d, o, carrier, no, n) in rows {
         let what = match (carrier, no) {
             (None, None) => "no carrier and not in NEW-ORDER".to_string(),
             (Some(c), _) => format!("carrier {c} but in NEW-ORDER"),
             (None, Some(_)) => "no carrier and in NEW-ORDER".to_string(),
         };
-        push_bad(f, 5, w, format!("order {o} of district {d}: {what}"));
+        bad(f, 5, w, n, format!("order {o} of district {d}: {what}"));
     }
-    let rows: Vec<(u32, u32, i64, i64, i64)> = conn
-        .query(format!(
-            "SELECT o.o_w_id, o.o_d_id, o.o_id, o.o_ol_cnt, COUNT(l.ol_o_id) FROM orders o \
-             LEFT JOIN order_line l ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id \
-             AND l.ol_o_id = o.o_id \
-             GROUP BY o.o_w_id, o.o_d_id, o.o_id, o.o_ol_cnt \
-             HAVING COUNT(l.ol_o_id) <> o.o_ol_cnt LIMIT {MAX_ROWS}"
-        ))
+    let inner = "SELECT o.o_w_id w, o.o_d_id d, o.o_id o, o.o_ol_cnt cnt, COUNT(l.ol_o_id) nlines \
+         FROM orders o LEFT JOIN order_line l ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id \
+         AND l.ol_o_id = o.o_id GROUP BY o.o_w_id, o.o_d_id, o.o_id, o.o_ol_cnt \
+         HAVING COUNT(l.ol_o_id) <> o.o_ol_cnt";
+    let rows: Vec<(u32, u32, i64, i64, i64, u64)> = conn
+        .query(first_per_warehouse(inner, "w, d, o, cnt, nlines", "d, o"))
         .await
         .map_err(q("condition 6"))?;
-    for (w, d, o, cnt, lines) in rows {
-        push_bad(
-            f,
-            6,
-            w,
-            format!("order {o} of district {d}: O_OL_CNT {cnt}, {lines} lines"),
-        );
+    for (w, d, o, cnt, lines, n) in rows {
+        let what = format!("order {o} of district {d}: O_OL_CNT {cnt}, {lines} lines");
+        bad(f, 6, w, n, what);
     }
-    let rows: Vec<(u32, u32, i64, i64, i64)> = conn
-        .query(format!(
-            "SELECT l.ol_w_id, l.ol_d_id, l.ol_o_id, l.ol_number, o.o_carrier_id IS NULL \
-             FROM order_line l JOIN orders o ON o.o_w_id = l.ol_w_id AND o.o_d_id = l.ol_d_id \
-             AND o.o_id = l.ol_o_id \
-             WHERE (l.ol_delivery_d IS NULL) <> (o.o_carrier_id IS NULL) LIMIT {MAX_ROWS}"
+    let inner = "SELECT l.ol_w_id w, l.ol_d_id d, l.ol_o_id o, l.ol_number num, \
+         o.o_carrier_id IS NULL no_carrier FROM order_line l JOIN orders o \
+         ON o.o_w_id = l.ol_w_id AND o.o_d_id = l.ol_d_id AND o.o_id = l.ol_o_id \
+         WHERE (l.ol_delivery_d IS NULL) <> (o.o_carrier_id IS NULL)";
+    let rows: Vec<(u32, u32, i64, i64, i64, u64)> = conn
+        .query(first_per_warehouse(
+            inner,
+            "w, d, o, num, no_carrier",
+            "d, o, num",
         ))
         .await
         .map_err(q("condition 7"))?;
-    for (w, d, o, n, no_carrier) in rows {
+    for (w, d, o, num, no_carrier, n) in rows {
         let what = if no_carrier == 1 {
             "delivery date but no carrier"
         } else {
             "carrier but no delivery date"
         };
-        push_bad(
+        bad(
             f,
             7,
             w,
-            format!("line {n} of order {o} of district {d}: {what}"),
+            n,
+            format!("line {num} of order {o} of district {d}: {what}"),
         );
     }
     Ok(())
 }
 
-/// Conditions 10 and 12: customers whose balance does not match their orders and payments.
+/// Every customer's balance, payments and delivered order-line amounts (hundredths).
+const CUSTOMER_SUMS: &str = "SELECT c.c_w_id w, c.c_d_id d, c.c_id c, c.c_balance bal, \
+     c.c_ytd_payment ytd, COALESCE(ol.s, 0) ol, COALESCE(h.s, 0) h FROM customer c \
+     LEFT JOIN (SELECT o.o_w_id w, o.o_d_id d, o.o_c_id cid, SUM(l.ol_amount) s \
+       FROM orders o JOIN order_line l ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id \
+       AND l.ol_o_id = o.o_id WHERE l.ol_delivery_d IS NOT NULL \
+       GROUP BY o.o_w_id, o.o_d_id, o.o_c_id) ol \
+     ON ol.w = c.c_w_id AND ol.d = c.c_d_id AND ol.cid = c.c_id \
+     LEFT JOIN (SELECT h_c_w_id w, h_c_d_id d, h_c_id cid, SUM(h_amount) s FROM history \
+       GROUP BY h_c_w_id, h_c_d_id, h_c_id) h \
+     ON h.w = c.c_w_id AND h.d = c.c_d_id AND h.cid = c.c_id";
+
+/// Conditions 10 and 12: customers whose balance does not match their orders and payments,
+/// counted per warehouse (one pass over the customers for both).
 async fn customer_conditions(conn: &mut Conn, f: &mut Facts) -> anyhow::Result<()> {
-    type Row = (u32, u32, u32, f64, f64, f64, f64);
+    let sql = format!(
+        "SELECT w, d, c, bal, ytd, ol, h, n10, n12, b10 AND r10 = 1, b12 AND r12 = 1 FROM \
+         (SELECT x.*, SUM(b10) OVER (PARTITION BY w) n10, SUM(b12) OVER (PARTITION BY w) n12, \
+          ROW_NUMBER() OVER (PARTITION BY w, b10 ORDER BY d, c) r10, \
+          ROW_NUMBER() OVER (PARTITION BY w, b12 ORDER BY d, c) r12 \
+          FROM (SELECT s.*, bal <> ol - h b10, bal + ytd <> ol b12 FROM ({CUSTOMER_SUMS}) s \
+          WHERE bal <> ol - h OR bal + ytd <> ol) x) y \
+         WHERE (b10 AND r10 = 1) OR (b12 AND r12 = 1)"
+    );
+    type Row = (u32, u32, u32, f64, f64, f64, f64, u64, u64, i64, i64);
     let rows: Vec<Row> = conn
-        .query(format!(
-            "SELECT c.c_w_id, c.c_d_id, c.c_id, c.c_balance, c.c_ytd_payment, \
-             COALESCE(ol.s, 0), COALESCE(h.s, 0) FROM customer c \
-             LEFT JOIN (SELECT o.o_w_id w, o.o_d_id d, o.o_c_id cid, SUM(l.ol_amount) s \
-               FROM orders o JOIN order_line l ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id \
-               AND l.ol_o_id = o.o_id WHERE l.ol_delivery_d IS NOT NULL \
-               GROUP BY o.o_w_id, o.o_d_id, o.o_c_id) ol \
-             ON ol.w = c.c_w_id AND ol.d = c.c_d_id AND ol.cid = c.c_id \
-             LEFT JOIN (SELECT h_c_w_id w, h_c_d_id d, h_c_id cid, SUM(h_amount) s FROM history \
-               GROUP BY h_c_w_id, h_c_d_id, h_c_id) h \
-             ON h.w = c.c_w_id AND h.d = c.c_d_id AND h.cid = c.c_id \
-             WHERE c.c_balance <> COALESCE(ol.s, 0) - COALESCE(h.s, 0) \
-             OR c.c_balance + c.c_ytd_payment <> COALESCE(ol.s, 0) LIMIT {MAX_ROWS}"
-        ))
+        .query(sql)
         .await
         .map_err(|e| anyhow::anyhow!("check (conditions 10, 12): {}", describe_error(&e)))?;
-    for (w, d, c, bal, ytd, ol, h) in rows {
+    for (w, d, c, bal, ytd, ol, h, n10, n12, first10, first12) in rows {
         let (bal, ytd, ol, h) = (cents(bal), cents(ytd), cents(ol), cents(h));
         let who = format!("customer {c} of district {d}");
-        if bal != ol - h {
-            push_bad(
-                f,
-                10,
-                w,
-                format!(
-                    "{who}: C_BALANCE {}, delivered OL_AMOUNT {} - H_AMOUNT {} = {}",
-                    money(bal),
-                    money(ol),
-                    money(h),
-                    money(ol - h)
-                ),
+        if first10 == 1 {
+            let what = format!(
+                "{who}: C_BALANCE {}, delivered OL_AMOUNT {} - H_AMOUNT {} = {}",
+                money(bal),
+                money(ol),
+                money(h),
+                money(ol - h)
             );
+            bad(f, 10, w, n10, what);
         }
-        if bal + ytd != ol {
-            push_bad(
-                f,
-                12,
-                w,
-                format!(
-                    "{who}: C_BALANCE {} + C_YTD_PAYMENT {} = {}, delivered OL_AMOUNT {}",
-                    money(bal),
-                    money(ytd),
-                    money(bal + ytd),
-                    money(ol)
-                ),
+        if first12 == 1 {
+            let what = format!(
+                "{who}: C_BALANCE {} + C_YTD_PAYMENT {} = {}, delivered OL_AMOUNT {}",
+                money(bal),
+                money(ytd),
+                money(bal + ytd),
+                money(ol)
             );
+            bad(f, 12, w, n12, what);
         }
     }
     Ok(())
 }
 
-fn push_bad(f: &mut Facts, cond: u8, w: u32, what: String) {
-    f.bad_rows.entry((cond, w)).or_default().push(what);
+/// Records `n` offending rows of condition `cond` on warehouse `w`, the first described.
+fn bad(f: &mut Facts, cond: u8, w: u32, n: u64, first: String) {
+    f.bad_rows.insert((cond, w), (n, first));
 }
 
 /// Hundredths as `123.45`.
@@ -420,17 +425,10 @@ fn equal(a: i64, b: i64, why: impl FnOnce() -> String) -> (CheckStatus, String) 
     }
 }
 
-fn rows_ok(bad: Option<&Vec<String>>) -> (CheckStatus, String) {
+fn rows_ok(bad: Option<&(u64, String)>) -> (CheckStatus, String) {
     match bad {
         None => (CheckStatus::Passed, String::new()),
-        Some(rows) => {
-            let n = if rows.len() >= MAX_ROWS {
-                format!("at least {} rows", rows.len())
-            } else {
-                format!("{} row(s)", rows.len())
-            };
-            (CheckStatus::Failed, format!("{n}, e.g. {}", rows[0]))
-        }
+        Some((n, first)) => (CheckStatus::Failed, format!("{n} row(s), e.g. {first}")),
     }
 }
 
@@ -544,7 +542,7 @@ mod tests {
         *f.w_ytd.get_mut(&1).unwrap() += 1;
         f.districts.get_mut(&(1, 3)).unwrap().next_o_id = 3005;
         f.districts.get_mut(&(1, 4)).unwrap().new_orders = 899;
-        push_bad(&mut f, 12, 1, "customer 7 of district 2: ...".into());
+        bad(&mut f, 12, 1, 3, "customer 7 of district 2: ...".into());
         let r = evaluate(&f, Some(0));
         let by = |c: u8| r.iter().find(|x| x.condition == c).unwrap();
         assert_eq!(by(1).status, CheckStatus::Failed);
@@ -555,7 +553,7 @@ mod tests {
             .starts_with("district 3: D_NEXT_O_ID - 1 = 3004"));
         assert!(by(3).detail.contains("district 4"), "{}", by(3).detail);
         assert!(by(11).detail.contains("district 4"), "{}", by(11).detail);
-        assert!(by(12).detail.starts_with("1 row(s), e.g. customer 7"));
+        assert!(by(12).detail.starts_with("3 row(s), e.g. customer 7"));
         assert_eq!(by(9).status, CheckStatus::Passed);
         assert_eq!(by(12).clause(), "3.3.2.12");
     }
