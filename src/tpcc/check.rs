@@ -252,7 +252,8 @@ async fn row_conditions(conn: &mut Conn, f: &mut Facts) -> anyhow::Result<()> {
     let inner = "SELECT o.o_w_id w, o.o_d_id d, o.o_id o, o.o_carrier_id carrier, n.no_o_id no \
          FROM orders o LEFT JOIN new_orders n ON n.no_w_id = o.o_w_id AND n.no_d_id = o.o_d_id \
          AND n.no_o_id = o.o_id WHERE (o.o_carrier_id IS NULL) <> (n.no_o_id IS NOT NULL)";
-    let rows: Vec<(u32, u32, i64, Option<i64>, Option<i64>, u64)> = conn
+    type Carrier = (u32, u32, i64, Option<i64>, Option<i64>, u64);
+    let rows: Vec<Carrier> = conn
         .query(first_per_warehouse(inner, "w, d, o, carrier, no", "d, o"))
         .await
         .map_err(q("condition 5"))?;
