@@ -114,9 +114,10 @@ pub(crate) fn interval_sample(
             max_ns = max_ns.max(t.interval_max_ns.swap(0, Relaxed));
         }
         let h = SysbenchHistogram::from_nonempty(&buckets);
-        p95[i] = h.percentile_ms(95.0);
-        p99[i] = h.percentile_ms(99.0);
         max[i] = max_ns as f64 / 1e6;
+        // A bucket's value can lie above the largest time in it: never report p > max.
+        p95[i] = h.percentile_ms(95.0).min(max[i]);
+        p99[i] = h.percentile_ms(99.0).min(max[i]);
     }
     let d = |a: [u64; 5], b: [u64; 5]| -> [u64; 5] { std::array::from_fn(|i| a[i] - b[i]) };
     let completed = d(cur.completed, prev.completed);
@@ -183,6 +184,14 @@ mod tests {
                 false,
             );
         }
+        // One Order-Status of 29.14 ms: its bucket's value (29.19) lies above it.
+        lives[0].completed(
+            TxKind::OrderStatus,
+            29_140_000,
+            h.bucket_of(29_140_000),
+            false,
+            false,
+        );
         lives[1].types[1].retries.fetch_add(3, Relaxed);
         let mut prev = Snapshot::default();
         let s = interval_sample(&lives, &mut prev, 10.0, 10.0, 8);
@@ -199,7 +208,9 @@ mod tests {
         else {
             panic!("not a TPC-C sample")
         };
-        assert_eq!((new_orders, deliveries, s.events), (220, 2, 222));
+        assert_eq!((new_orders, deliveries, s.events), (220, 2, 223));
+        assert!(h.bucket_value_ms(h.bucket_of(29_140_000)) > 29.14);
+        assert!((p99_ms[2] - 29.14).abs() < 1e-9, "{}", p99_ms[2]);
         assert_eq!(late, [20, 0, 0, 0, 0]);
         assert!((max_ms[0] - 10.0).abs() < 1e-9);
         assert!((p99_ms[0] - 9.0).abs() / 9.0 < 0.02, "{}", p99_ms[0]);
