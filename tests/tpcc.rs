@@ -236,6 +236,20 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     )
     .await;
     assert!(delivered > 0, "no Delivery delivered anything");
+    let bc = count(
+        &mut side,
+        "SELECT COUNT(*) FROM customer WHERE c_credit = 'BC' AND c_data LIKE '% | %'",
+    )
+    .await;
+    let gc = count(
+        &mut side,
+        "SELECT COUNT(*) FROM customer WHERE c_credit = 'GC' AND c_data LIKE '% | %'",
+    )
+    .await;
+    assert!(
+        bc > 0 && gc == 0,
+        "payments must prefix C_DATA of BC customers only: {bc} {gc}"
+    );
     assert_all_pass(&check(&cfg).await, true);
 
     pasted_tpcc_start_line(&srv).await;

@@ -28,10 +28,12 @@
 //!   `delivery`); Stock-Level is the one join of TPC-C Appendix A.5 instead of one SELECT per
 //!   item; New-Order takes the district's next order id in its UPDATE and keeps it server-side
 //!   (`@spindle_o_id`) instead of reading it first; Payment's history row takes the warehouse
-//!   and district names with an INSERT … SELECT instead of reading them first (W_/D_ address
-//!   fields are terminal output, which a driver without terminals does not read); a by-name
-//!   lookup reads the matching customers once instead of counting them first. About 7 round
-//!   trips per transaction on average instead of tpcc-mysql's 37.
+//!   and district names with an INSERT … SELECT, and the customer's UPDATE itself prefixes
+//!   C_DATA when C_CREDIT is "BC", instead of reading those rows first (their other fields are
+//!   terminal output, which a driver without terminals does not show; the rows are read and
+//!   written by the UPDATEs either way); a by-name lookup reads the matching customers once
+//!   instead of counting them first. About 7 round trips per transaction on average instead of
+//!   tpcc-mysql's 37.
 //! - Delivery locks the new orders it delivers, so two concurrent Deliveries never deliver one
 //!   order twice (tpcc-mysql reads them without a lock).
 //! - Only deadlocks, lock-wait timeouts and "record changed" (1213, 1205, 1020) are retried;

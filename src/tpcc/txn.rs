@@ -18,8 +18,6 @@ enum Q {
     PyWarehouseUpdate,
     PyDistrictUpdate,
     PyByName,
-    PyCustomer,
-    PyCustomerUpdateBc,
     PyCustomerUpdate,
     PyHistory,
     OsByName,
@@ -32,7 +30,7 @@ enum Q {
     Rollback,
 }
 
-const SQL: [&str; 19] = [
+const SQL: [&str; 17] = [
     "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?",
     "UPDATE district SET d_next_o_id = (@spindle_o_id := d_next_o_id) + 1 WHERE d_id = ? AND d_w_id = ?",
     "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (@spindle_o_id, ?, ?, ?, NOW(), ?, ?)",
@@ -40,9 +38,7 @@ const SQL: [&str; 19] = [
     "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?",
     "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?",
     "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
-    "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, c_credit_lim, c_discount, c_balance, c_since, c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE",
-    "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
-    "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+    "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1, c_data = IF(c_credit = 'BC', LEFT(CONCAT(?, c_data), 500), c_data) WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
     "INSERT INTO history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) SELECT ?, ?, ?, ?, ?, NOW(), ?, CONCAT(w_name, '    ', d_name) FROM warehouse, district WHERE w_id = ? AND d_w_id = w_id AND d_id = ?",
     "SELECT c_balance, c_first, c_middle, c_last, c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
     "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
@@ -201,21 +197,15 @@ impl Session {
                 })?
             }
         };
-        let cust: Option<Row> = self.first(Q::PyCustomer, p![c_w, c_d, c]).await?;
-        let mut cust = cust.ok_or_else(|| {
-            missing(format!(
+        // The customer's C_DATA grows by the payment only for bad credit ("BC"), decided in
+        // the UPDATE itself: the customer row is read and written once.
+        let prefix = bc_prefix(c, c_d, c_w, d, w, p.amount_cents);
+        self.drop_(Q::PyCustomerUpdate, p![amount, amount, prefix, c_w, c_d, c])
+            .await?;
+        if self.conn.affected_rows() == 0 {
+            return Err(missing(format!(
                 "no customer {c} in district {c_d} of warehouse {c_w}"
-            ))
-        })?;
-        let credit = bytes_at(&mut cust, 9);
-        if credit == b"BC" {
-            let data = bytes_at(&mut cust, 14);
-            let new = bc_data(c, c_d, c_w, d, w, p.amount_cents, &data);
-            self.drop_(Q::PyCustomerUpdateBc, p![amount, amount, new, c_w, c_d, c])
-                .await?;
-        } else {
-            self.drop_(Q::PyCustomerUpdate, p![amount, amount, c_w, c_d, c])
-                .await?;
+            )));
         }
         self.drop_(Q::PyHistory, p![c_d, c_w, c, d, w, amount, w, d])
             .await?;
@@ -272,14 +262,6 @@ impl Session {
     }
 }
 
-/// Column `i` of `row` as bytes (empty when NULL or not text).
-fn bytes_at(row: &mut Row, i: usize) -> Vec<u8> {
-    match row.take::<Value, _>(i) {
-        Some(Value::Bytes(b)) => b,
-        _ => Vec::new(),
-    }
-}
-
 /// The row at position ⌈n/2⌉ of `n` rows (TPC-C 2.5.2.2: the midpoint customer).
 pub(crate) fn middle<T>(rows: &[T]) -> Option<&T> {
     if rows.is_empty() {
@@ -294,26 +276,14 @@ pub(crate) fn cents(v: f64) -> i64 {
     (v * 100.0).round() as i64
 }
 
-/// The new C_DATA of a "BC" customer (TPC-C 2.5.2.2): the payment's ids and amount in front of
-/// the old data, cut to 500 characters.
-pub(crate) fn bc_data(
-    c: u32,
-    c_d: u32,
-    c_w: u32,
-    d: u32,
-    w: u32,
-    cents: i64,
-    old: &[u8],
-) -> Vec<u8> {
-    let mut v = format!(
+/// What goes in front of a "BC" customer's C_DATA (TPC-C 2.5.2.2: the payment's ids and
+/// amount; the UPDATE keeps the first 500 characters).
+pub(crate) fn bc_prefix(c: u32, c_d: u32, c_w: u32, d: u32, w: u32, cents: i64) -> String {
+    format!(
         "{c} {c_d} {c_w} {d} {w} {}.{:02} | ",
         cents / 100,
         cents % 100
     )
-    .into_bytes();
-    v.extend_from_slice(old);
-    v.truncate(500);
-    v
 }
 
 #[cfg(test)]
@@ -343,11 +313,9 @@ mod tests {
     }
 
     #[test]
-    fn bc_data_puts_the_payment_in_front_and_cuts_at_500() {
-        let old = vec![b'x'; 500];
-        let v = bc_data(12, 3, 1, 4, 1, 123_456, &old);
-        assert_eq!(v.len(), 500);
-        assert!(v.starts_with(b"12 3 1 4 1 1234.56 | xxx"));
+    fn bc_prefix_names_the_payment() {
+        assert_eq!(bc_prefix(12, 3, 1, 4, 1, 123_456), "12 3 1 4 1 1234.56 | ");
+        assert!(SQL[Q::PyCustomerUpdate as usize].contains("LEFT(CONCAT(?, c_data), 500)"));
         assert_eq!(cents(0.1 + 0.2), 30);
         assert_eq!(cents(99.99), 9999);
     }
