@@ -495,16 +495,7 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
     let leftover = runs.join(".work/20260101-000000-pi/mnt/sdb-x");
     std::fs::create_dir_all(&leftover).unwrap();
     use spindle::report::suite::{PhaseResult, TargetResult};
-    let phase = |name: &str, status| PhaseResult {
-        name: name.into(),
-        phase: None,
-        status,
-        start_s: None,
-        seconds: 0.0,
-        error: None,
-        notes: vec![],
-        result: None,
-    };
+    let phase = |name: &str, status| PhaseResult::new(name, None, status);
     let target = |name: &str, phases| TargetResult {
         name: name.into(),
         path: format!("/mnt/{name}"),

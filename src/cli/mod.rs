@@ -4,10 +4,12 @@
 mod fileio;
 mod oltp;
 mod report;
+mod tpcc;
 
 pub use fileio::FileioArgs;
 pub use oltp::OltpArgs;
 pub use report::{ReportAction, ReportArgs};
+pub use tpcc::TpccArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -26,6 +28,8 @@ pub enum Command {
     /// sysbench-compatible OLTP: `spindle oltp <workload> [options] prepare|run|cleanup`.
     #[command(args_override_self = true)]
     Oltp(Box<OltpArgs>),
+    /// TPC-C, tpcc-mysql compatible: `spindle tpcc [options] prepare|run|check|cleanup`.
+    Tpcc(Box<TpccArgs>),
     /// Manage a private MySQL-family server on a data directory: init, start, stop, status.
     Mysqld(MysqldArgs),
     /// List block devices and say which ones can be benchmarked, and why not.

@@ -13,6 +13,7 @@ pub mod oltp;
 pub mod report;
 pub mod suite;
 pub mod sysbench_args;
+pub mod tpcc;
 
 use crate::cli::{Cli, Command};
 use std::ffi::OsString;
@@ -46,6 +47,7 @@ where
     match cli.command {
         Command::Fileio(a) => fileio::run(a),
         Command::Oltp(a) => oltp::execute(&a),
+        Command::Tpcc(a) => tpcc::run(*a),
         Command::Mysqld(a) => mysqld::run(a),
         Command::Daemon(a) => daemon::run(a),
         Command::Leds(a) => leds::run(a),

@@ -8,6 +8,7 @@ pub mod fileio;
 pub mod oltp;
 pub mod profile;
 pub mod spindle;
+pub mod tpcc;
 
 use anyhow::bail;
 

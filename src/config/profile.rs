@@ -11,6 +11,7 @@ use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, IoMode, TestMode};
 use crate::oltp::{OltpConfig, RandType, Workload};
 use crate::provision::mysqld::MysqldSettings;
 use crate::report::suite::ProfileRecord;
+use crate::tpcc::{HomeWarehouse, TpccConfig};
 use anyhow::bail;
 use serde::Deserialize;
 use std::time::Duration;
@@ -44,9 +45,12 @@ pub struct ProfileFile {
     /// Settings of the private server provisioned on each target.
     #[serde(default)]
     pub mysqld: MysqldProfile,
-    /// OLTP workloads run against that server (none: no server is started).
+    /// OLTP workloads run against that server.
     #[serde(default)]
     pub oltp: Option<OltpProfile>,
+    /// TPC-C on the same server, after OLTP (with neither table no server is started).
+    #[serde(default)]
+    pub tpcc: Option<TpccProfile>,
 }
 
 /// One fileio file set and the runs made on it, as written.
@@ -141,6 +145,33 @@ pub struct OltpProfile {
     pub reprepare: Vec<String>,
 }
 
+/// TPC-C (tpcc-mysql's model), as written.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TpccProfile {
+    /// Warehouses loaded and used (`-w`); ≈ 100 MiB of data each.
+    pub warehouses: u32,
+    /// Client connections (`-c`).
+    pub connections: u32,
+    /// Ramp-up seconds, not measured (`-r`) [10].
+    #[serde(default = "ten")]
+    pub rampup: u64,
+    /// Measured seconds (`-l`).
+    pub time: u64,
+    /// Seconds between interval lines (`-i`) [10]; 0 = none.
+    #[serde(default = "ten")]
+    pub report_interval: u64,
+    /// Connections loading warehouses in parallel [4].
+    #[serde(default)]
+    pub load_connections: Option<u32>,
+    /// `random` (tpcc-mysql: per transaction) or `per_connection` (HammerDB) [random].
+    #[serde(default)]
+    pub home_warehouse: Option<String>,
+    /// Check TPC-C's consistency conditions after the run [true].
+    #[serde(default = "yes")]
+    pub check: bool,
+}
+
 fn default_block() -> String {
     "16K".into()
 }
@@ -159,6 +190,9 @@ fn yes() -> bool {
 fn one() -> u64 {
     1
 }
+fn ten() -> u64 {
+    10
+}
 
 /// A resolved profile: typed settings for every engine.
 #[derive(Clone, Debug, PartialEq)]
@@ -169,6 +203,16 @@ pub struct SuiteProfile {
     /// The private server's my.cnf settings.
     pub mysqld: MysqldSettings,
     pub oltp: Option<OltpPlan>,
+    pub tpcc: Option<TpccPlan>,
+}
+
+/// TPC-C on the target's server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TpccPlan {
+    /// Everything but the connection.
+    pub base: TpccConfig,
+    /// Check the consistency conditions after the run.
+    pub check: bool,
 }
 
 /// The total size of a fileio set.
@@ -282,6 +326,10 @@ impl SuiteProfile {
             Some(o) => Some(resolve_oltp(o).map_err(|(k, e)| key(format!("oltp.{k}"), e))?),
             None => None,
         };
+        let tpcc = match &file.tpcc {
+            Some(t) => Some(resolve_tpcc(t).map_err(|(k, e)| key(format!("tpcc.{k}"), e))?),
+            None => None,
+        };
         Ok(SuiteProfile {
             record: ProfileRecord {
                 name: if file.name.is_empty() {
@@ -296,6 +344,7 @@ impl SuiteProfile {
             fileio,
             mysqld,
             oltp,
+            tpcc,
         })
     }
 }
@@ -492,6 +541,44 @@ fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
     })
 }
 
+fn resolve_tpcc(t: &TpccProfile) -> Result<TpccPlan, KeyError> {
+    let d = TpccConfig::default();
+    let home_warehouse = match t.home_warehouse.as_deref() {
+        None | Some("random") => HomeWarehouse::Random,
+        Some("per_connection") => HomeWarehouse::PerConnection,
+        Some(other) => {
+            return Err((
+                "home_warehouse",
+                format!("'{other}': use \"random\" or \"per_connection\""),
+            ))
+        }
+    };
+    let base = TpccConfig {
+        warehouses: t.warehouses,
+        connections: t.connections,
+        rampup_s: t.rampup,
+        time_s: t.time,
+        report_interval_s: t.report_interval,
+        load_connections: t.load_connections.unwrap_or(d.load_connections),
+        home_warehouse,
+        ..d
+    };
+    base.validate().map_err(|e| {
+        let key = match e.option() {
+            Some("warehouses") => "warehouses",
+            Some("connections") => "connections",
+            Some("load-connections") | Some("load_connections") => "load_connections",
+            Some("time") => "time",
+            _ => "tpcc",
+        };
+        (key, e.to_string())
+    })?;
+    Ok(TpccPlan {
+        base,
+        check: t.check,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,11 +590,22 @@ mod tests {
             assert_eq!(p.record.name, name);
             assert_eq!(p.record.source, "built-in");
             assert!(!p.fileio.is_empty());
-            assert!(p.oltp.is_some());
+            assert!(p.oltp.is_some() && p.tpcc.is_some());
         }
         let r = SuiteProfile::load("reference").unwrap();
         assert_eq!(r.fileio[0].base.compat, Compat::V0_4);
         assert_eq!(r.fileio[1].total, TotalSize::Bytes(80 << 30));
+        let t = r.tpcc.as_ref().unwrap();
+        assert_eq!(
+            (
+                t.base.warehouses,
+                t.base.connections,
+                t.base.rampup_s,
+                t.base.time_s
+            ),
+            (10, 50, 20, 300),
+            "seed 003's tpcc_start line"
+        );
         let o = r.oltp.unwrap();
         assert_eq!(o.base.tables, 10);
         assert_eq!(o.workloads, vec![Workload::Legacy]);
@@ -575,6 +673,29 @@ mod tests {
             e.contains("oltp.reprepare") && e.contains("write_only"),
             "{e}"
         );
+        let tpcc = "[tpcc]\nwarehouses = 1\nconnections = 2\ntime = 5\n";
+        for (bad, key) in [
+            (
+                tpcc.replace("warehouses = 1", "warehouses = 0"),
+                "tpcc.warehouses",
+            ),
+            (
+                tpcc.replace("connections = 2", "connections = 0"),
+                "tpcc.connections",
+            ),
+            (tpcc.replace("time = 5", "time = 0"), "tpcc.time"),
+            (
+                format!("{tpcc}home_warehouse = \"mine\"\n"),
+                "tpcc.home_warehouse",
+            ),
+            (
+                format!("{tpcc}load_connections = 0\n"),
+                "tpcc.load_connections",
+            ),
+        ] {
+            let e = err(&bad);
+            assert!(e.contains(file) && e.contains(key), "{bad}: {e}");
+        }
         let e = err("[mysqld]\nbuffer_pool_size = \"lots\"\n");
         assert!(e.contains("mysqld.buffer_pool_size"), "{e}");
         let e = format!("{:#}", SuiteProfile::load("fastest").unwrap_err());

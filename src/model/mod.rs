@@ -77,25 +77,67 @@ pub struct OltpCounters {
     pub errors_by_code: std::collections::BTreeMap<String, u64>,
 }
 
-/// TPC-C (tpcc-mysql model): per transaction type counts and TpmC.
+/// TPC-C (tpcc-mysql model): per transaction type counts, response times, TpmC.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TpccCounters {
     pub warehouses: u32,
+    /// New-Orders completed (success + late, rollbacks included) per minute of measured time.
     pub tpmc: f64,
-    /// Per type: new_order, payment, order_status, delivery, stock_level.
+    /// All transactions completed per minute of measured time.
+    #[serde(default)]
+    pub tpm_total: f64,
+    /// Seconds measured (ramp-up excluded).
+    #[serde(default)]
+    pub measured_s: f64,
+    /// Ramp-up seconds before measuring (nothing of it is counted).
+    #[serde(default)]
+    pub rampup_s: f64,
+    /// Per type, in tpcc-mysql's order: new_order, payment, order_status, delivery,
+    /// stock_level.
     pub per_type: Vec<TpccTypeCounters>,
+    /// Connections re-established after the server dropped them.
+    #[serde(default)]
+    pub reconnects: u64,
+    /// Errors that made a transaction roll back and retry (or reconnect), by MySQL error code
+    /// (the code as text: JSON keys are strings), all types together.
+    #[serde(default)]
+    pub errors_by_code: std::collections::BTreeMap<String, u64>,
 }
 
+/// One transaction type of a TPC-C run. Times in milliseconds, wall clock, from the first try
+/// to the commit (retries included).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TpccTypeCounters {
     pub name: String,
+    /// Completed within the response-time limit.
     pub success: u64,
+    /// Completed at or above the limit.
     pub late: u64,
+    /// Tries that failed and were retried (deadlock, lock-wait timeout, lost connection).
     pub retries: u64,
+    /// Transactions given up after too many retries.
     pub failures: u64,
+    /// New-Order only: completed by the intended rollback (unused item); counted in
+    /// success/late as tpcc-mysql does.
+    #[serde(default)]
+    pub rollbacks: u64,
+    /// The response-time limit, seconds.
+    #[serde(default)]
+    pub rt_limit_s: f64,
+    #[serde(default)]
+    pub avg_ms: f64,
+    #[serde(default)]
+    pub p50_ms: f64,
+    #[serde(default)]
+    pub p90_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+    #[serde(default)]
+    pub p99_9_ms: f64,
     pub max_ms: f64,
+    /// Retried errors of this type by MySQL error code.
+    #[serde(default)]
+    pub errors_by_code: std::collections::BTreeMap<String, u64>,
 }
 
 /// One `--report-interval` line.
@@ -140,11 +182,35 @@ pub enum IntervalRates {
         errors_per_s: f64,
         reconnects_per_s: f64,
     },
+    /// Per type arrays are in tpcc-mysql's order: New-Order, Payment, Order-Status,
+    /// Delivery, Stock-Level. Times in milliseconds; 0 when a type had no transaction.
     Tpcc {
+        /// Completed (success + late) in the interval, per type.
         new_orders: u64,
         payments: u64,
         order_status: u64,
         deliveries: u64,
         stock_levels: u64,
+        /// Late transactions in the interval, per type.
+        #[serde(default)]
+        late: [u64; 5],
+        /// 95th percentile response time per type (sysbench-style 1024-bucket histogram).
+        #[serde(default)]
+        p95_ms: [f64; 5],
+        /// 99th percentile response time per type.
+        #[serde(default)]
+        p99_ms: [f64; 5],
+        /// Largest response time per type.
+        #[serde(default)]
+        max_ms: [f64; 5],
+        /// New-Orders per minute in this interval.
+        #[serde(default)]
+        tpmc: f64,
+        /// Retried tries in the interval.
+        #[serde(default)]
+        retries: u64,
+        /// Reconnects in the interval.
+        #[serde(default)]
+        reconnects: u64,
     },
 }

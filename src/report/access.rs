@@ -176,7 +176,8 @@ pub fn buffer_pool_bytes(t: &TargetResult) -> Option<u64> {
 }
 
 /// Seconds at the start of a test's run that were a warm-up or ramp-up (shaded in charts).
-/// fileio and OLTP have none; TPC-C's ramp-up will be read here once its options record it.
+/// fileio and OLTP have none; TPC-C's interval series starts after its ramp-up, so it has none
+/// either.
 pub fn warmup_s(_r: &BenchResult) -> Option<f64> {
     None
 }

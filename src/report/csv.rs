@@ -1,11 +1,12 @@
 //! `results.csv`: one row per target and test, for spreadsheets.
 
 use super::suite::{PhaseStatus, SuiteResult};
+use super::summary::figures;
 use super::Counters;
 use std::fmt::Write as _;
 
 /// The CSV header of `results.csv`.
-pub const CSV_HEADER: &str = "run_id,target,path,test,status,threads,events,total_time_s,reads_per_s,writes_per_s,fsyncs_per_s,read_mib_per_s,written_mib_per_s,tps,qps,ignored_errors,reconnects,lat_min_ms,lat_avg_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,error";
+pub const CSV_HEADER: &str = "run_id,target,path,test,status,threads,events,total_time_s,reads_per_s,writes_per_s,fsyncs_per_s,read_mib_per_s,written_mib_per_s,tps,qps,tpmc,ignored_errors,reconnects,lat_min_ms,lat_avg_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,vs_best,error";
 
 pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -15,72 +16,97 @@ pub(crate) fn csv_field(s: &str) -> String {
     }
 }
 
-/// `results.csv`: one row per target and test (measurement phases only).
+/// `results.csv`: one row per target and test (measurement phases only). `vs_best` is the
+/// test's main figure (req/s, tps, TpmC) over the best target's, as in summary.txt.
 pub fn render_csv(s: &SuiteResult) -> String {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
+    let columns = CSV_HEADER.split(',').count();
     for t in &s.targets {
         for p in &t.phases {
+            let head = [
+                csv_field(&s.run_id),
+                csv_field(&t.name),
+                csv_field(&t.path),
+                p.name.clone(),
+                p.status.to_string(),
+            ];
             let Some(r) = &p.result else {
-                let measurement = match p.phase {
-                    Some(ph) => ph.is_measurement(),
-                    None => {
-                        (p.name.starts_with("fileio") || p.name.starts_with("oltp"))
-                            && !p.name.ends_with("prepare")
-                            && !p.name.ends_with("cleanup")
-                    }
-                };
-                if p.status != PhaseStatus::Ok && measurement {
-                    let _ = writeln!(
-                        out,
-                        "{},{},{},{},{},,,,,,,,,,,,,,,,,,{}",
-                        csv_field(&s.run_id),
-                        csv_field(&t.name),
-                        csv_field(&t.path),
-                        p.name,
-                        p.status,
-                        csv_field(p.error.as_deref().unwrap_or(""))
-                    );
+                if p.status != PhaseStatus::Ok && is_measurement(p) {
+                    let mut row = head.to_vec();
+                    row.resize(columns - 1, String::new());
+                    row.push(csv_field(p.error.as_deref().unwrap_or("")));
+                    let _ = writeln!(out, "{}", row.join(","));
                 }
                 continue;
             };
-            let (rd, wr, fs, rm, wm, tps, qps, ie, rc) = match &r.counters {
-                Counters::Fileio(c) => (
-                    c.reads_per_s,
-                    c.writes_per_s,
-                    c.fsyncs_per_s,
-                    c.read_mib_per_s,
-                    c.written_mib_per_s,
-                    0.0,
-                    0.0,
-                    0,
-                    0,
-                ),
-                Counters::Oltp(c) => (
-                    0.0,
-                    0.0,
-                    0.0,
-                    0.0,
-                    0.0,
-                    c.tps,
-                    c.qps,
-                    c.ignored_errors,
-                    c.reconnects,
-                ),
-                Counters::Tpcc(_) => Default::default(),
-            };
+            let mut rates = [0.0; 8]; // reads, writes, fsyncs, read MiB, written MiB, tps, qps, tpmc
+            let (mut ignored, mut reconnects) = (0, 0);
+            match &r.counters {
+                Counters::Fileio(c) => {
+                    rates[..5].copy_from_slice(&[
+                        c.reads_per_s,
+                        c.writes_per_s,
+                        c.fsyncs_per_s,
+                        c.read_mib_per_s,
+                        c.written_mib_per_s,
+                    ]);
+                }
+                Counters::Oltp(c) => {
+                    (rates[5], rates[6]) = (c.tps, c.qps);
+                    (ignored, reconnects) = (c.ignored_errors, c.reconnects);
+                }
+                Counters::Tpcc(c) => {
+                    rates[7] = c.tpmc;
+                    reconnects = c.reconnects;
+                }
+            }
             let l = &r.latency;
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{:.4},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{}",
-                csv_field(&s.run_id), csv_field(&t.name), csv_field(&t.path), p.name, p.status, r.threads, r.events, r.total_time_s,
-                rd, wr, fs, rm, wm, tps, qps, ie, rc,
-                l.min_us / 1e3, l.avg_us / 1e3, l.p95_us / 1e3, l.p99_us / 1e3, l.max_us / 1e3,
-                csv_field(p.error.as_deref().or(r.error.as_deref()).unwrap_or(""))
-            );
+            let mut row = head.to_vec();
+            row.push(r.threads.to_string());
+            row.push(r.events.to_string());
+            row.push(format!("{:.4}", r.total_time_s));
+            row.extend(rates.iter().map(|v| format!("{v:.2}")));
+            row.push(ignored.to_string());
+            row.push(reconnects.to_string());
+            for ms in [l.min_us, l.avg_us, l.p95_us, l.p99_us, l.max_us] {
+                row.push(format!("{:.3}", ms / 1e3));
+            }
+            row.push(match best_of(s, &p.name) {
+                Some(best) if best > 0.0 => format!("{:.3}", figures(r).primary / best),
+                _ => String::new(),
+            });
+            row.push(csv_field(
+                p.error.as_deref().or(r.error.as_deref()).unwrap_or(""),
+            ));
+            let _ = writeln!(out, "{}", row.join(","));
         }
     }
     out
+}
+
+fn is_measurement(p: &super::suite::PhaseResult) -> bool {
+    match p.phase {
+        Some(ph) => ph.is_measurement(),
+        None => {
+            ["fileio", "oltp", "tpcc"]
+                .iter()
+                .any(|f| p.name.starts_with(f))
+                && !["prepare", "cleanup", "check"]
+                    .iter()
+                    .any(|s| p.name.ends_with(s))
+        }
+    }
+}
+
+/// The best main figure of test `name` among the targets whose run completed.
+fn best_of(s: &SuiteResult, name: &str) -> Option<f64> {
+    s.targets
+        .iter()
+        .flat_map(|t| t.phases.iter())
+        .filter(|p| p.name == name && p.status == PhaseStatus::Ok)
+        .filter_map(|p| p.result.as_ref().map(|r| figures(r).primary))
+        .reduce(f64::max)
 }
 
 #[cfg(test)]
@@ -99,5 +125,15 @@ mod tests {
             assert_eq!(l.split(',').count(), cols, "{l}");
         }
         assert_eq!(csv_field("a,b"), "\"a,b\"");
+        let vs_best = CSV_HEADER.split(',').position(|c| c == "vs_best").unwrap();
+        let ratios: Vec<&str> = lines[1..]
+            .iter()
+            .map(|l| l.split(',').nth(vs_best).unwrap())
+            .collect();
+        assert_eq!(
+            ratios,
+            ["1.000", "0.100"],
+            "ssd is the best, hdd a tenth of it"
+        );
     }
 }

@@ -119,6 +119,13 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
             }),
             String::new(),
         ),
+        TestOptions::Tpcc(c) => (
+            Some(Phase::TpccRun {
+                warehouses: c.warehouses,
+                connections: c.connections,
+            }),
+            String::new(),
+        ),
     };
     let phase_name = phase
         .as_ref()
@@ -157,14 +164,10 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
             state_after: None,
             samples: vec![],
             phases: vec![PhaseResult {
-                name: phase_name,
-                phase,
-                status,
                 seconds: r.total_time_s,
-                start_s: None,
                 error: r.error.clone(),
-                notes: vec![],
                 result: Some(r),
+                ..PhaseResult::new(phase_name, phase, status)
             }],
         }],
         skipped: vec![],

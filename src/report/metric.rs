@@ -55,6 +55,7 @@ pub fn family(phase: &str, result: Option<&BenchResult>) -> Option<Family> {
                 _ => Family::FileioSequential,
             },
             (TestOptions::Oltp(_), _) => Family::Oltp,
+            (TestOptions::Tpcc(_), _) => Family::Tpcc,
         });
     }
     let mut parts = phase.split('-');

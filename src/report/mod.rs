@@ -17,5 +17,6 @@ pub mod rank;
 pub mod suite;
 pub mod summary;
 pub mod sysbench_text;
+pub mod tpcc_text;
 
 pub use model::*;

@@ -19,6 +19,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 pub enum TestOptions {
     Fileio(crate::fileio::FileioConfig),
     Oltp(Box<crate::oltp::OltpConfig>),
+    Tpcc(Box<crate::tpcc::TpccConfig>),
 }
 
 impl TestOptions {
@@ -27,14 +28,16 @@ impl TestOptions {
         match self {
             TestOptions::Fileio(_) => "fileio".into(),
             TestOptions::Oltp(c) => c.test_name(),
+            TestOptions::Tpcc(_) => "tpcc".into(),
         }
     }
 
-    /// The sysbench behaviour emulated: `1.0` or `0.4`.
+    /// The reference behaviour emulated: sysbench `1.0` or `0.4`, or `tpcc-mysql`.
     pub fn compat(&self) -> &'static str {
         match self {
             TestOptions::Fileio(c) => c.compat.as_str(),
             TestOptions::Oltp(_) => "1.0",
+            TestOptions::Tpcc(_) => "tpcc-mysql",
         }
     }
 }

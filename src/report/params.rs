@@ -45,6 +45,21 @@ pub fn describe(r: &BenchResult) -> String {
                 parts.push(format!("{} events", c.events));
             }
         }
+        TestOptions::Tpcc(c) => {
+            parts.push("tpcc".into());
+            parts.push(format!(
+                "{} warehouses, {} connections",
+                c.warehouses, c.connections
+            ));
+            if c.home_warehouse == crate::tpcc::HomeWarehouse::PerConnection {
+                parts.push("home warehouse per connection".into());
+            }
+            parts.push(format!(
+                "ramp-up {} s, {} s measured",
+                c.rampup_s,
+                c.measured_s()
+            ));
+        }
     }
     parts.push(format!(
         "{} {} (sysbench {} behaviour)",

@@ -47,6 +47,16 @@ pub enum Phase {
     OltpCleanup {
         workload: Workload,
     },
+    /// TPC-C on the same server: load the warehouses (tpcc_load).
+    TpccPrepare,
+    /// tpcc_start: `connections` clients on `warehouses` warehouses.
+    TpccRun {
+        warehouses: u32,
+        connections: u32,
+    },
+    /// TPC-C's consistency conditions (3.3.2.1–12) on the data the run left.
+    TpccCheck,
+    TpccCleanup,
     MysqldStop,
 }
 
@@ -97,6 +107,13 @@ impl Phase {
             Phase::OltpPrepare { workload } => format!("oltp-{}-prepare", workload.name()),
             Phase::OltpRun { workload, threads } => format!("oltp-{}-t{threads}", workload.name()),
             Phase::OltpCleanup { workload } => format!("oltp-{}-cleanup", workload.name()),
+            Phase::TpccPrepare => "tpcc-prepare".into(),
+            Phase::TpccRun {
+                warehouses,
+                connections,
+            } => format!("tpcc-w{warehouses}-c{connections}"),
+            Phase::TpccCheck => "tpcc-check".into(),
+            Phase::TpccCleanup => "tpcc-cleanup".into(),
             Phase::MysqldStop => "mysqld-stop".into(),
         }
     }
@@ -107,6 +124,7 @@ impl Phase {
             self,
             Phase::FileioCleanup { .. }
                 | Phase::OltpCleanup { .. }
+                | Phase::TpccCleanup
                 | Phase::MysqldStop
                 | Phase::SystemState { when: When::After }
         )
@@ -114,7 +132,10 @@ impl Phase {
 
     /// Whether this phase produces a benchmark result.
     pub fn is_measurement(&self) -> bool {
-        matches!(self, Phase::FileioRun { .. } | Phase::OltpRun { .. })
+        matches!(
+            self,
+            Phase::FileioRun { .. } | Phase::OltpRun { .. } | Phase::TpccRun { .. }
+        )
     }
 
     pub fn family(&self) -> Family {
@@ -128,6 +149,9 @@ impl Phase {
             | Phase::OltpRun { .. }
             | Phase::OltpCleanup { .. }
             | Phase::MysqldStop => Family::Oltp,
+            Phase::TpccPrepare | Phase::TpccRun { .. } | Phase::TpccCheck | Phase::TpccCleanup => {
+                Family::Tpcc
+            }
         }
     }
 }

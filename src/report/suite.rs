@@ -189,6 +189,26 @@ pub struct PhaseResult {
     pub notes: Vec<String>,
     /// The benchmark result (also partial ones when the phase failed mid-run).
     pub result: Option<BenchResult>,
+    /// `tpcc-check`: every consistency condition per warehouse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc_check: Option<crate::tpcc::CheckReport>,
+}
+
+impl PhaseResult {
+    /// A phase named `name` with `status`, nothing measured or noted yet.
+    pub fn new(name: impl Into<String>, phase: Option<Phase>, status: PhaseStatus) -> Self {
+        PhaseResult {
+            name: name.into(),
+            phase,
+            status,
+            start_s: None,
+            seconds: 0.0,
+            error: None,
+            notes: vec![],
+            result: None,
+            tpcc_check: None,
+        }
+    }
 }
 
 impl SuiteResult {
@@ -342,19 +362,19 @@ pub mod tests_support {
             c.writes_per_s = 40.0;
         }
         let phase = |r: BenchResult| PhaseResult {
-            name: "fileio-rndrw-t1".into(),
-            phase: Some(Phase::FileioRun {
-                set: 0,
-                mode: crate::fileio::TestMode::Rndrw,
-                threads: 1,
-                queue: None,
-            }),
-            status: PhaseStatus::Ok,
             start_s: Some(0.0),
             seconds: 1.0,
-            error: None,
-            notes: vec![],
             result: Some(r),
+            ..PhaseResult::new(
+                "fileio-rndrw-t1",
+                Some(Phase::FileioRun {
+                    set: 0,
+                    mode: crate::fileio::TestMode::Rndrw,
+                    threads: 1,
+                    queue: None,
+                }),
+                PhaseStatus::Ok,
+            )
         };
         let target = |name: &str, r| TargetResult {
             name: name.into(),

@@ -37,8 +37,8 @@ pub(crate) fn figures(r: &BenchResult) -> Figures {
         Counters::Tpcc(c) => Figures {
             primary: c.tpmc,
             primary_label: "TpmC",
-            secondary: 0.0,
-            secondary_label: "",
+            secondary: c.tpm_total,
+            secondary_label: "tpmTotal",
             p95_ms: p95,
             p99_ms: p99,
         },
@@ -66,6 +66,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
         test_table(&mut out, s, &test);
     }
     queueing(&mut out, s);
+    tpcc_checks(&mut out, s);
     failures(&mut out, s);
     notes(&mut out, s);
     out
@@ -257,6 +258,42 @@ fn queueing(w: &mut String, s: &SuiteResult) {
             .collect();
         let _ = writeln!(w, "  {:<10} {:<12} {}", t.name, driver, cells.join("  "));
         let _ = writeln!(w, "  {:<10} {:<12} → {}", "", "", verdict(t, &p));
+    }
+}
+
+/// Per target: whether TPC-C's consistency conditions held after the run.
+fn tpcc_checks(w: &mut String, s: &SuiteResult) {
+    let checked: Vec<(&TargetResult, &crate::tpcc::CheckReport)> = s
+        .targets
+        .iter()
+        .flat_map(|t| t.phases.iter().map(move |p| (t, p)))
+        .filter_map(|(t, p)| p.tpcc_check.as_ref().map(|c| (t, c)))
+        .collect();
+    if checked.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\nTPC-C consistency (clause 3.3.2, after the run):");
+    for (t, c) in checked {
+        let failed: Vec<String> = c
+            .failures()
+            .map(|f| format!("{} (warehouse {})", f.clause(), f.warehouse))
+            .collect();
+        let verdict = if failed.is_empty() {
+            let skipped = c
+                .results
+                .iter()
+                .filter(|r| r.status == crate::tpcc::CheckStatus::Skipped)
+                .count();
+            format!(
+                "every condition holds on {} warehouse{} ({} checks, {skipped} not applicable)",
+                c.warehouses,
+                if c.warehouses == 1 { "" } else { "s" },
+                c.results.len()
+            )
+        } else {
+            format!("FAILED: {}", crate::units::shorten(&failed.join(", "), 300))
+        };
+        let _ = writeln!(w, "  {:<10} {verdict}", t.name);
     }
 }
 

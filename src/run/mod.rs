@@ -3,7 +3,7 @@
 //! ```text
 //! RunRequest ─ targets::plan_disks (pure: which disks, what to do to each)
 //!            ─ targets::prepare_disks (erase or mount, through sys::System; guards release)
-//!            ─ suite::run_suite: plan::phases per target → phases::run_phase → engines
+//!            ─ suite::run_suite: plan::phases per target → phases::run_phase (tpcc: TPC-C) → engines
 //!                                (bundle rewritten after every phase)
 //!            ─ release ─► SuiteResult (typed: report::suite)
 //! ```
@@ -18,6 +18,7 @@ pub mod plan;
 mod sampler;
 pub mod suite;
 pub mod targets;
+mod tpcc;
 
 pub use assemble::{execute, RunError, RunRequest};
 pub use suite::{QuietObserver, ServerOverrides, SuiteObserver};

@@ -25,6 +25,8 @@ pub struct TargetRun {
     server: Option<mysqld::ClientInfo>,
     /// The OLTP tables on the server, when prepared.
     oltp_tables: Option<DataSet>,
+    /// The TPC-C warehouses are loaded.
+    pub(super) tpcc_loaded: bool,
 }
 
 /// One OLTP data set: which workload it was prepared before, which ran on it since.
@@ -59,6 +61,7 @@ impl TargetRun {
             fileio_ok: vec![false; fileio_sets],
             server: None,
             oltp_tables: None,
+            tpcc_loaded: false,
         }
     }
 }
@@ -69,6 +72,8 @@ pub enum Outcome {
     Done(Option<Box<BenchResult>>),
     /// It did not run because something it needs is missing; the reason.
     Skipped(String),
+    /// TPC-C's consistency check ran (its conditions may have failed).
+    Checked(Box<crate::tpcc::CheckReport>),
 }
 
 /// Collects what an engine says during one phase (for the phase's text file).
@@ -152,6 +157,10 @@ pub fn run_phase(
             run.oltp_tables = None;
             Ok(Outcome::Done(None))
         }
+        Phase::TpccPrepare => super::tpcc::prepare(ctx, run),
+        Phase::TpccRun { .. } => super::tpcc::run(ctx, run, notes),
+        Phase::TpccCheck => super::tpcc::check(ctx, run),
+        Phase::TpccCleanup => super::tpcc::cleanup(ctx, run),
         Phase::MysqldStop => {
             let datadir = run.work.join("mysql");
             if !datadir.exists() {
@@ -289,8 +298,8 @@ fn mysqld_start(
     Ok(Outcome::Done(None))
 }
 
-/// The server's login, or why OLTP cannot run.
-fn server_ready(run: &TargetRun) -> Result<mysqld::ClientInfo, String> {
+/// The server's login, or why OLTP or TPC-C cannot run.
+pub(super) fn server_ready(run: &TargetRun) -> Result<mysqld::ClientInfo, String> {
     let Some(client) = run.server.clone() else {
         return Err("the database server did not start".into());
     };
@@ -368,23 +377,32 @@ fn oltp_run(
     if r.error.is_none() && !server_alive(&run.work) {
         // The engine may have spent the end of the run trying to reconnect; a server that is
         // gone makes the numbers partial whatever the engine saw.
-        r.error = Some(format!(
-            "the database server stopped during the run; last lines of its error log:\n{}",
-            error_log_tail(&run.work)
-        ));
+        r.error = Some(server_stopped_error(&run.work));
     }
     Ok(Outcome::Done(Some(Box::new(r))))
+}
+
+/// The private server's buffer pool, as the profile sets it or the default for this machine.
+pub(super) fn buffer_pool_bytes(ctx: &Ctx<'_>) -> u64 {
+    ctx.opts
+        .profile
+        .mysqld
+        .buffer_pool_size
+        .unwrap_or_else(|| mysqld::config::default_buffer_pool_size(ram_bytes()))
+}
+
+/// The error of a run whose server is gone, with the end of the server's error log.
+pub(super) fn server_stopped_error(work: &Path) -> String {
+    format!(
+        "the database server stopped during the run; last lines of its error log:\n{}",
+        error_log_tail(work)
+    )
 }
 
 /// Whether the OLTP data set fits in the buffer pool (then the run measures the CPU, not the
 /// disk): ≈ 250 bytes per sbtest row on disk.
 fn data_set_note(ctx: &Ctx<'_>, cfg: &OltpConfig) -> String {
-    let bp = ctx
-        .opts
-        .profile
-        .mysqld
-        .buffer_pool_size
-        .unwrap_or_else(|| mysqld::config::default_buffer_pool_size(ram_bytes()));
+    let bp = buffer_pool_bytes(ctx);
     let data = cfg.tables as u64 * cfg.table_size as u64 * 250;
     format!(
         "OLTP data set ≈ {} vs buffer pool {}: {}",
@@ -413,7 +431,7 @@ fn error_log_tail(work: &Path) -> String {
         .unwrap_or_else(|| "(error log not readable)".into())
 }
 
-fn server_alive(work: &Path) -> bool {
+pub(super) fn server_alive(work: &Path) -> bool {
     mysqld::status(&work.join("mysql"))
         .map(|s| s.running)
         .unwrap_or(false)

@@ -28,10 +28,14 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
         }
         v.push(Phase::FileioCleanup { set });
     }
+    if profile.oltp.is_none() && profile.tpcc.is_none() {
+        v.push(Phase::SystemState { when: When::After });
+        return v;
+    }
+    v.push(Phase::MysqldStart);
     if let Some(o) = &profile.oltp {
         // One data set per target: prepared once before the first workload (and again only
         // before the workloads the profile asks to reprepare), dropped after the last.
-        v.push(Phase::MysqldStart);
         let mut prepared: Option<Workload> = None;
         for &workload in &o.workloads {
             match prepared {
@@ -52,8 +56,19 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
         if let Some(last) = prepared {
             v.push(Phase::OltpCleanup { workload: last });
         }
-        v.push(Phase::MysqldStop);
     }
+    if let Some(t) = &profile.tpcc {
+        v.push(Phase::TpccPrepare);
+        v.push(Phase::TpccRun {
+            warehouses: t.base.warehouses,
+            connections: t.base.connections,
+        });
+        if t.check {
+            v.push(Phase::TpccCheck);
+        }
+        v.push(Phase::TpccCleanup);
+    }
+    v.push(Phase::MysqldStop);
     v.push(Phase::SystemState { when: When::After });
     v
 }
@@ -70,6 +85,17 @@ pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
             .unwrap_or(1),
         Phase::FileioPrepare { .. } | Phase::OltpPrepare { .. } => 10,
         Phase::OltpRun { .. } => p.oltp.as_ref().map(|o| o.base.time_s).unwrap_or(1),
+        Phase::TpccPrepare => p
+            .tpcc
+            .as_ref()
+            .map(|t| 20 + 30 * t.base.warehouses as u64)
+            .unwrap_or(1),
+        Phase::TpccRun { .. } => p
+            .tpcc
+            .as_ref()
+            .map(|t| t.base.rampup_s + t.base.measured_s())
+            .unwrap_or(1),
+        Phase::TpccCheck => 10,
         Phase::MysqldStart => 10,
         _ => 1,
     }
@@ -97,8 +123,13 @@ mod tests {
                 "oltp-point_select-t4",
                 "oltp-read_write-t4",
                 "oltp-write_only-t4",
-                "oltp-read_only-cleanup"
-            ]
+                "oltp-read_only-cleanup",
+                "tpcc-prepare",
+                "tpcc-w1-c4",
+                "tpcc-check",
+                "tpcc-cleanup"
+            ],
+            "TPC-C after OLTP on the same server"
         );
         assert_eq!(names[names.len() - 2], "mysqld-stop");
         assert_eq!(names.last().unwrap(), "system-state-after");
@@ -133,6 +164,29 @@ mod tests {
         assert!(names.contains(&"fileio2-rndrw-t50".to_string()));
         assert!(names.contains(&"fileio2-seqrd-t50".to_string()));
         assert!(names.contains(&"oltp-legacy-t10".to_string()));
+        assert!(
+            names.contains(&"tpcc-w10-c50".to_string()),
+            "seed 003's TPC-C"
+        );
+    }
+
+    #[test]
+    fn tpcc_alone_still_gets_a_server() {
+        let text = "[tpcc]\nwarehouses = 2\nconnections = 3\ntime = 5\ncheck = false\n";
+        let p = SuiteProfile::parse(text, "x", "x.toml").unwrap();
+        let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+        assert_eq!(
+            names,
+            [
+                "system-state-before",
+                "mysqld-start",
+                "tpcc-prepare",
+                "tpcc-w2-c3",
+                "tpcc-cleanup",
+                "mysqld-stop",
+                "system-state-after"
+            ]
+        );
     }
 
     #[test]

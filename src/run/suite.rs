@@ -278,14 +278,8 @@ fn run_target(
 /// A phase result not yet run.
 fn new_phase(name: &str, phase: Option<Phase>, started_s: f64) -> PhaseResult {
     PhaseResult {
-        name: name.to_string(),
-        phase,
-        status: PhaseStatus::Ok,
         start_s: Some(started_s),
-        seconds: 0.0,
-        error: None,
-        notes: vec![],
-        result: None,
+        ..PhaseResult::new(name, phase, PhaseStatus::Ok)
     }
 }
 
@@ -376,6 +370,15 @@ fn execute_phase(
             pr.status = PhaseStatus::Skipped;
             pr.error = Some(why);
         }
+        Ok(Outcome::Checked(report)) => {
+            pr.error = super::tpcc::check_failure(&report);
+            pr.status = if pr.error.is_some() {
+                PhaseStatus::Failed
+            } else {
+                PhaseStatus::Ok
+            };
+            pr.tpcc_check = Some(*report);
+        }
         Err(e) => {
             pr.status = PhaseStatus::Failed;
             pr.error = Some(format!("{e:#}"));
@@ -396,6 +399,9 @@ fn write_phase_text(
     let mut text = chatter.text();
     if let Some(r) = &pr.result {
         text.push_str(&render_test_text(r));
+    }
+    if let Some(c) = &pr.tpcc_check {
+        text.push_str(&crate::report::tpcc_text::check_report(c));
     }
     if text.is_empty() {
         return;
@@ -433,6 +439,16 @@ fn render_test_text(r: &BenchResult) -> String {
                 s.push('\n');
             }
             s.push_str(&oltp_text::final_report(r));
+            s
+        }
+        TestOptions::Tpcc(cfg) => {
+            use crate::report::tpcc_text::{self, Layout};
+            let mut s = tpcc_text::run_header(cfg);
+            for i in &r.intervals {
+                s.push_str(&tpcc_text::interval_line(i, Layout::Current));
+                s.push('\n');
+            }
+            s.push_str(&tpcc_text::final_report(r, Layout::Current));
             s
         }
     }

@@ -171,13 +171,22 @@ fn machine(out: &mut String, s: &SuiteResult) {
 fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option<String>) {
     let ram = s.host.ram_bytes as f64;
     let mut fileio: Vec<u64> = Vec::new();
-    let mut oltp: Option<u64> = None;
+    // (engine, bytes): the database data sets
+    let mut db: Vec<(&str, u64)> = Vec::new();
     for r in t.phases.iter().filter_map(|p| p.result.as_ref()) {
-        match &r.options {
-            TestOptions::Fileio(c) if !fileio.contains(&c.total_size) => fileio.push(c.total_size),
+        let set = match &r.options {
+            TestOptions::Fileio(c) if !fileio.contains(&c.total_size) => {
+                fileio.push(c.total_size);
+                None
+            }
             // ≈ 250 bytes per sbtest row on disk, as the suite's note estimates.
-            TestOptions::Oltp(c) => oltp = Some(c.tables as u64 * c.table_size as u64 * 250),
-            _ => {}
+            TestOptions::Oltp(c) => Some(("OLTP", c.tables as u64 * c.table_size as u64 * 250)),
+            // ≈ 100 MiB per warehouse, as the suite's note estimates.
+            TestOptions::Tpcc(c) => Some(("TPC-C", c.warehouses as u64 * (100 << 20))),
+            _ => None,
+        };
+        if let Some(set) = set.filter(|set| !db.contains(set)) {
+            db.push(set);
         }
     }
     let mut ram_parts: Vec<String> = fileio
@@ -190,24 +199,29 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
             )
         })
         .collect();
-    if let Some(d) = oltp {
+    for (engine, d) in &db {
         ram_parts.push(format!(
-            "OLTP ≈ {} = {:.2}× RAM",
-            human_size(d),
-            d as f64 / ram
+            "{engine} ≈ {} = {:.2}× RAM",
+            human_size(*d),
+            *d as f64 / ram
         ));
     }
-    let bp = match (oltp, access::buffer_pool_bytes(t)) {
-        (Some(d), Some(bp)) => Some(format!(
-            "OLTP ≈ {} = {}× the {} buffer pool",
-            human_size(d),
-            fmt_num(d as f64 / bp as f64),
-            human_size(bp)
-        )),
-        (Some(_), None) => {
-            Some("buffer pool size not recorded (spindle's default: 3/8 of RAM)".into())
-        }
-        _ => None,
+    let bp = match access::buffer_pool_bytes(t) {
+        _ if db.is_empty() => None,
+        Some(bp) => Some(
+            db.iter()
+                .map(|(engine, d)| {
+                    format!(
+                        "{engine} ≈ {} = {}× the {} buffer pool",
+                        human_size(*d),
+                        fmt_num(*d as f64 / bp as f64),
+                        human_size(bp)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        None => Some("buffer pool size not recorded (spindle's default: 3/8 of RAM)".into()),
     };
     let ram_text = (!ram_parts.is_empty() && ram > 0.0).then(|| ram_parts.join("; "));
     (ram_text, bp)

@@ -26,14 +26,10 @@ fn result(mode: crate::fileio::TestMode, iops: f64) -> BenchResult {
 
 fn phase(name: &str, status: PhaseStatus, r: Option<BenchResult>) -> PhaseResult {
     PhaseResult {
-        name: name.into(),
-        phase: None,
-        status,
         seconds: 10.0,
-        start_s: None,
         error: (status != PhaseStatus::Ok).then(|| "the disk went away".to_string()),
-        notes: vec![],
         result: r,
+        ..PhaseResult::new(name, None, status)
     }
 }
 

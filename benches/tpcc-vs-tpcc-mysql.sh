@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# spindle tpcc vs tpcc-mysql (Percona-Lab) against the same server, side by side.
+#
+# tpcc-mysql is NOT part of this repository: build it from its public source somewhere else
+# (git clone https://github.com/Percona-Lab/tpcc-mysql; cd src; make, with libmariadb-dev or
+# libmysqlclient-dev installed) and point TPCC_MYSQL at the directory that holds tpcc_load,
+# tpcc_start, create_table.sql and add_fkey_idx.sql.
+#
+# Starts one private server with `spindle mysqld`, then
+#  1. load: LOAD_ROUNDS interleaved pairs (the order alternates) loading WAREHOUSES warehouses:
+#     tpcc-mysql = create_table.sql + tpcc_load + add_fkey_idx.sql (its documented procedure),
+#     spindle = `spindle tpcc prepare`; wall time of each, client CPU and peak RSS;
+#  2. run: ROUNDS interleaved pairs of tpcc_start and `spindle tpcc run` with the same
+#     warehouses, connections, ramp-up and time, over the unix socket, on the same data (the last
+#     load is spindle's); TpmC, client CPU (user+sys from /usr/bin/time) per measured transaction
+#     (success+late of all five types, as both print them), peak RSS.
+# Prints medians and the median (min-max) of the pair-by-pair ratios spindle/tpcc-mysql.
+#
+# Environment (defaults keep the whole script to roughly ten minutes):
+#   TPCC_MYSQL=/work/ref/tpcc-mysql   (required: where tpcc_load and tpcc_start are)
+#   WAREHOUSES=2 CONNECTIONS=8 RAMPUP=5 TIME=30 ROUNDS=3 LOAD_ROUNDS=2
+#   BUFFER_POOL=1G        innodb_buffer_pool_size of the benchmark server
+#   SPINDLE=target/release/spindle   (built with `cargo build --release` when missing)
+#   KEEP=1                keep the work directory (server stopped anyway)
+set -euo pipefail
+
+WAREHOUSES=${WAREHOUSES:-2}
+CONNECTIONS=${CONNECTIONS:-8}
+RAMPUP=${RAMPUP:-5}
+TIME=${TIME:-30}
+ROUNDS=${ROUNDS:-3}
+LOAD_ROUNDS=${LOAD_ROUNDS:-2}
+BUFFER_POOL=${BUFFER_POOL:-1G}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SPINDLE=${SPINDLE:-$ROOT/target/release/spindle}
+TPCC_MYSQL=${TPCC_MYSQL:-}
+
+die() { echo "$*" >&2; exit 1; }
+[ -n "$TPCC_MYSQL" ] || die "set TPCC_MYSQL to a directory with tpcc-mysql's tpcc_load, tpcc_start, create_table.sql and add_fkey_idx.sql (built from https://github.com/Percona-Lab/tpcc-mysql outside this repository)"
+for f in tpcc_load tpcc_start create_table.sql add_fkey_idx.sql; do
+  [ -e "$TPCC_MYSQL/$f" ] || die "missing $TPCC_MYSQL/$f: build tpcc-mysql (cd src && make) or fix TPCC_MYSQL"
+done
+command -v python3 >/dev/null || die "missing python3"
+[ -x /usr/bin/time ] || die "missing /usr/bin/time: apt install time"
+CLIENT=$(command -v mariadb || command -v mysql || true)
+[ -n "$CLIENT" ] || die "missing the mariadb/mysql command-line client"
+if [ ! -x "$SPINDLE" ]; then
+  (cd "$ROOT" && cargo build --release)
+fi
+
+WORK=$(mktemp -d /tmp/spindle-tpcc-bench.XXXXXX)
+chmod 755 "$WORK"
+DATADIR=$WORK/mysql
+RAW=$WORK/raw.tsv
+: >"$RAW"
+
+stop_server() {
+  "$SPINDLE" mysqld stop --datadir "$DATADIR" >/dev/null 2>&1 || true
+  if [ -z "${KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi
+}
+trap stop_server EXIT
+
+"$SPINDLE" mysqld init --datadir "$DATADIR" --buffer-pool-size "$BUFFER_POOL" >/dev/null
+"$SPINDLE" mysqld start --datadir "$DATADIR" >/dev/null
+CREDS=$DATADIR.spindle/credentials.json
+SOCKET=$("$SPINDLE" mysqld status --datadir "$DATADIR" --format json |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["socket"])')
+USER_=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user"])' "$CREDS")
+PASS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["password"])' "$CREDS")
+DB=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["database"])' "$CREDS")
+sql() { "$CLIENT" -S "$SOCKET" -u "$USER_" -p"$PASS" "$DB" "$@"; }
+
+echo "server: $("$SPINDLE" mysqld status --datadir "$DATADIR" | grep -i running); $(nproc) CPUs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+# measure TOOL KIND ROUND -- command...: runs it under /usr/bin/time -v and appends
+# tool kind round wall_s user_s sys_s rss_kb tpmc transactions to $RAW.
+measure() {
+  local tool=$1 kind=$2 round=$3
+  shift 4
+  local out=$WORK/out-$tool-$kind-$round.txt tv=$WORK/time.txt start end
+  start=$(date +%s.%N)
+  /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
+  end=$(date +%s.%N)
+  python3 - "$tool" "$kind" "$round" "$start" "$end" "$out" "$tv" >>"$RAW" <<'EOF'
+import re, sys
+tool, kind, rnd, start, end, out, tv = sys.argv[1:]
+o = open(out, errors="replace").read(); t = open(tv).read()
+def f(pat, text, default="0"):
+    m = re.search(pat, text)
+    return m.group(1) if m else default
+user = f(r"User time \(seconds\): ([\d.]+)", t)
+sys_ = f(r"System time \(seconds\): ([\d.]+)", t)
+rss = f(r"Maximum resident set size \(kbytes\): (\d+)", t)
+tpmc = f(r"([\d.]+) TpmC", o)
+raw = o.split("<Raw Results>")[1].split("<Raw Results2")[0] if "<Raw Results>" in o else ""
+trx = sum(int(a) + int(b) for a, b in re.findall(r"sc:(\d+)\s+lt:(\d+)", raw))
+print("\t".join([tool, kind, rnd, "%.3f" % (float(end) - float(start)), user, sys_, rss, tpmc, str(trx)]))
+EOF
+}
+
+drop_all() { "$SPINDLE" tpcc --datadir "$DATADIR" cleanup >/dev/null; }
+
+load_tpcc_mysql() {
+  drop_all
+  sql <"$TPCC_MYSQL/create_table.sql"
+  MYSQL_UNIX_PORT=$SOCKET "$TPCC_MYSQL/tpcc_load" -h localhost -d "$DB" -u "$USER_" -p "$PASS" -w "$WAREHOUSES"
+  sql <"$TPCC_MYSQL/add_fkey_idx.sql"
+}
+export -f load_tpcc_mysql drop_all sql
+export SPINDLE DATADIR CLIENT SOCKET USER_ PASS DB TPCC_MYSQL WAREHOUSES
+
+# --- load: pairs, alternating order; the last load of all is spindle's (the runs use it).
+for r in $(seq "$LOAD_ROUNDS"); do
+  if [ $(((LOAD_ROUNDS - r) % 2)) = 0 ]; then order="tpcc-mysql spindle"; else order="spindle tpcc-mysql"; fi
+  for tool in $order; do
+    if [ "$tool" = spindle ]; then
+      drop_all
+      measure spindle load "$r" -- "$SPINDLE" tpcc --datadir "$DATADIR" -w "$WAREHOUSES" prepare
+    else
+      measure tpcc-mysql load "$r" -- bash -c load_tpcc_mysql
+    fi
+    echo "load $tool round $r: $(tail -1 "$RAW" | cut -f4) s" >&2
+  done
+done
+
+# --- runs: pairs, alternating order, on the same data.
+run_one() {
+  local tool=$1 r=$2
+  if [ "$tool" = spindle ]; then
+    measure spindle run "$r" -- "$SPINDLE" tpcc run --datadir "$DATADIR" -w "$WAREHOUSES" \
+      -c "$CONNECTIONS" -r "$RAMPUP" -l "$TIME" -i 10
+  else
+    measure tpcc-mysql run "$r" -- "$TPCC_MYSQL/tpcc_start" -h localhost -S "$SOCKET" -d "$DB" \
+      -u "$USER_" -p "$PASS" -w "$WAREHOUSES" -c "$CONNECTIONS" -r "$RAMPUP" -l "$TIME" -i 10
+  fi
+}
+for r in $(seq "$ROUNDS"); do
+  if [ $((r % 2)) = 1 ]; then order="spindle tpcc-mysql"; else order="tpcc-mysql spindle"; fi
+  for tool in $order; do run_one "$tool" "$r"; done
+  echo "run round $r: spindle $(grep -P "^spindle\trun\t$r\t" "$RAW" | cut -f8) TpmC," \
+    "tpcc-mysql $(grep -P "^tpcc-mysql\trun\t$r\t" "$RAW" | cut -f8) TpmC" >&2
+done
+"$SPINDLE" tpcc --datadir "$DATADIR" -w "$WAREHOUSES" check >"$WORK/check.txt" ||
+  echo "consistency check after the runs: $(tail -1 "$WORK/check.txt") (tpcc_start's Payment leaves C_YTD_PAYMENT alone, which breaks 3.3.2.12)" >&2
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+[ -n "${KEEP:-}" ] && cp "$RAW" "$WORK/raw-final.tsv"
+
+# --- summary.
+python3 - "$RAW" "$WAREHOUSES" "$CONNECTIONS" "$RAMPUP" "$TIME" "$ROUNDS" "$LOAD_ROUNDS" <<'EOF'
+import sys, statistics as st
+raw, w, c, rampup, time, rounds, lrounds = sys.argv[1:]
+rows = [l.rstrip("\n").split("\t") for l in open(raw) if l.strip()]
+def pick(tool, kind): return [r for r in rows if r[0] == tool and r[1] == kind]
+def med(xs): return st.median(xs) if xs else float("nan")
+def ratio(xs): return f"{med(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "n/a"
+def cpu(r): return float(r[4]) + float(r[5])
+def cpu_per_trx_ms(r): return cpu(r) * 1e3 / max(1, int(r[8]))
+def pairs(kind):
+    a, b = pick("spindle", kind), pick("tpcc-mysql", kind)
+    return [(x, next(y for y in b if y[2] == x[2])) for x in a if any(y[2] == x[2] for y in b)]
+print(f"\nspindle tpcc vs tpcc-mysql, same server, unix socket; {w} warehouses; medians, and the "
+      f"median (min-max) of the pair-by-pair ratios spindle/tpcc-mysql\n")
+lp = pairs("load")
+print(f"load ({lrounds} pairs): spindle {med([float(a[3]) for a, _ in lp]):.1f} s, tpcc-mysql "
+      f"{med([float(b[3]) for _, b in lp]):.1f} s (create_table + tpcc_load + add_fkey_idx); "
+      f"wall ratio {ratio([float(a[3]) / float(b[3]) for a, b in lp])}; client CPU "
+      f"{med([cpu(a) for a, _ in lp]):.1f} s vs {med([cpu(b) for _, b in lp]):.1f} s; peak RSS "
+      f"{med([int(a[6]) / 1024 for a, _ in lp]):.1f} vs {med([int(b[6]) / 1024 for _, b in lp]):.1f} MiB\n")
+rp = pairs("run")
+print(f"run: {c} connections, {rampup} s ramp-up, {time} s measured, {rounds} pairs\n")
+print("| | spindle | tpcc-mysql | ratio (pairs) |")
+print("|---|---:|---:|---:|")
+print(f"| TpmC | {med([float(a[7]) for a, _ in rp]):.0f} | {med([float(b[7]) for _, b in rp]):.0f} | "
+      f"{ratio([float(a[7]) / float(b[7]) for a, b in rp if float(b[7]) > 0])} |")
+print(f"| transactions measured | {med([int(a[8]) for a, _ in rp]):.0f} | {med([int(b[8]) for _, b in rp]):.0f} | "
+      f"{ratio([int(a[8]) / int(b[8]) for a, b in rp if int(b[8]) > 0])} |")
+print(f"| client CPU ms per transaction | {med([cpu_per_trx_ms(a) for a, _ in rp]):.3f} | "
+      f"{med([cpu_per_trx_ms(b) for _, b in rp]):.3f} | "
+      f"{ratio([cpu_per_trx_ms(a) / cpu_per_trx_ms(b) for a, b in rp])} |")
+print(f"| client user / sys s | {med([float(a[4]) for a, _ in rp]):.2f} / {med([float(a[5]) for a, _ in rp]):.2f} | "
+      f"{med([float(b[4]) for _, b in rp]):.2f} / {med([float(b[5]) for _, b in rp]):.2f} | |")
+print(f"| peak RSS MiB | {med([int(a[6]) / 1024 for a, _ in rp]):.1f} | {med([int(b[6]) / 1024 for _, b in rp]):.1f} | "
+      f"{ratio([int(a[6]) / int(b[6]) for a, b in rp])} |")
+EOF

@@ -1,0 +1,127 @@
+//! The TPC-C phases on a target's private server, after OLTP: load the warehouses, run, check
+//! TPC-C's consistency conditions on what the run left, drop the tables. The tables go into the
+//! server's benchmark database (OLTP's tables are dropped before TPC-C starts).
+
+use super::phases::{server_alive, server_ready, server_stopped_error, Ctx, Outcome, TargetRun};
+use crate::config::profile::TpccPlan;
+use crate::provision::mysqld;
+use crate::report::{BenchResult, TestOptions};
+use crate::tpcc::{self, TpccConfig};
+
+/// About 100 MiB of InnoDB data per warehouse (tpcc-mysql's tables after the load).
+const BYTES_PER_WAREHOUSE: u64 = 100 << 20;
+
+fn plan<'a>(ctx: &Ctx<'a>) -> &'a TpccPlan {
+    ctx.opts
+        .profile
+        .tpcc
+        .as_ref()
+        .expect("the plan has TPC-C phases only with [tpcc]")
+}
+
+/// The engine config on the target's server.
+fn config(ctx: &Ctx<'_>, client: &mysqld::ClientInfo) -> TpccConfig {
+    let mut cfg = plan(ctx).base.clone();
+    cfg.connection.socket = Some(client.socket.clone());
+    cfg.connection.user = client.user.clone();
+    cfg.connection.password = client.password.clone();
+    cfg.connection.database = client.database.clone();
+    cfg
+}
+
+pub(super) fn prepare(ctx: &Ctx<'_>, run: &mut TargetRun) -> anyhow::Result<Outcome> {
+    let client = match server_ready(run) {
+        Ok(c) => c,
+        Err(why) => return Ok(Outcome::Skipped(why)),
+    };
+    let mut cfg = config(ctx, &client);
+    // Tables of an earlier, interrupted phase on this server are ours to replace.
+    cfg.replace = true;
+    tpcc::prepare(&cfg, ctx.controller, ctx.chatter)?;
+    run.tpcc_loaded = true;
+    Ok(Outcome::Done(None))
+}
+
+pub(super) fn run(
+    ctx: &Ctx<'_>,
+    run: &mut TargetRun,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Outcome> {
+    let client = match server_ready(run) {
+        Ok(c) => c,
+        Err(why) => return Ok(Outcome::Skipped(why)),
+    };
+    if !run.tpcc_loaded {
+        return Ok(Outcome::Skipped(
+            "the TPC-C warehouses were not loaded (tpcc-prepare did not complete)".into(),
+        ));
+    }
+    let cfg = config(ctx, &client);
+    notes.push(data_set_note(ctx, &cfg));
+    if crate::sys::drop_caches() {
+        notes.push("page cache dropped before the run".into());
+    }
+    let m = tpcc::run(&cfg, ctx.controller, ctx.chatter)?;
+    let mut r = BenchResult::new(TestOptions::Tpcc(Box::new(cfg)), m);
+    if r.error.is_none() && !server_alive(&run.work) {
+        r.error = Some(server_stopped_error(&run.work));
+    }
+    Ok(Outcome::Done(Some(Box::new(r))))
+}
+
+pub(super) fn check(ctx: &Ctx<'_>, run: &TargetRun) -> anyhow::Result<Outcome> {
+    let client = match server_ready(run) {
+        Ok(c) => c,
+        Err(why) => return Ok(Outcome::Skipped(why)),
+    };
+    if !run.tpcc_loaded {
+        return Ok(Outcome::Skipped(
+            "the TPC-C warehouses were not loaded".into(),
+        ));
+    }
+    let cfg = config(ctx, &client);
+    let report = tpcc::check(&cfg, ctx.controller, ctx.chatter)?;
+    Ok(Outcome::Checked(Box::new(report)))
+}
+
+pub(super) fn cleanup(ctx: &Ctx<'_>, run: &mut TargetRun) -> anyhow::Result<Outcome> {
+    let client = match server_ready(run) {
+        Ok(c) => c,
+        Err(why) => return Ok(Outcome::Skipped(why)),
+    };
+    tpcc::cleanup(&config(ctx, &client), ctx.chatter)?;
+    run.tpcc_loaded = false;
+    Ok(Outcome::Done(None))
+}
+
+/// The data set against the buffer pool: TPC-C measures the disk only when it does not fit.
+fn data_set_note(ctx: &Ctx<'_>, cfg: &TpccConfig) -> String {
+    let bp = super::phases::buffer_pool_bytes(ctx);
+    let data = cfg.warehouses as u64 * BYTES_PER_WAREHOUSE;
+    format!(
+        "TPC-C data set ≈ {} ({} warehouses) vs buffer pool {} ({:.1}×): {}",
+        crate::units::human_size(data),
+        cfg.warehouses,
+        crate::units::human_size(bp),
+        data as f64 / bp.max(1) as f64,
+        if data > bp {
+            "I/O-bound"
+        } else {
+            "fits in memory (CPU-bound)"
+        }
+    )
+}
+
+/// The error of a failed check: the conditions that failed, per warehouse.
+pub fn check_failure(r: &tpcc::CheckReport) -> Option<String> {
+    let failed: Vec<String> = r
+        .failures()
+        .map(|c| format!("{} (warehouse {})", c.clause(), c.warehouse))
+        .collect();
+    (!failed.is_empty()).then(|| {
+        format!(
+            "TPC-C consistency check failed: {}",
+            crate::units::shorten(&failed.join(", "), 400)
+        )
+    })
+}
