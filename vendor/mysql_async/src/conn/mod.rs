@@ -12,7 +12,6 @@ use mysql_common::{
     constants::{
         MariadbCapabilities, DEFAULT_MAX_ALLOWED_PACKET, UTF8MB4_GENERAL_CI, UTF8_GENERAL_CI,
     },
-    crypto,
     io::ParseBuf,
     packets::{
         AuthPlugin, AuthSwitchRequest, CommonOkPacket, ErrPacket, HandshakePacket,
@@ -531,11 +530,11 @@ impl Conn {
         };
 
         self.inner.capabilities = handshake.capabilities() & self.inner.opts.get_capabilities();
-        self.inner.version = handshake
-            .maria_db_server_version_parsed()
-            .inspect(|_| self.inner.is_mariadb = true)
-            .or_else(|| handshake.server_version_parsed())
-            .unwrap_or((0, 0, 0));
+        // spindle patch: the version is parsed by hand, not by mysql_common's regexes (same
+        // patterns), which keeps the regex engine out of the static binary.
+        let (version, is_mariadb) = parse_server_version(handshake.server_version_ref());
+        self.inner.version = version;
+        self.inner.is_mariadb = is_mariadb;
         self.inner.id = handshake.connection_id();
         self.inner.status = handshake.status_flags();
 
@@ -820,10 +819,11 @@ impl Conn {
                         for (i, byte) in pass.as_mut().iter_mut().enumerate() {
                             *byte ^= self.inner.nonce[i % self.inner.nonce.len()];
                         }
-                        let encrypted_pass = crypto::encrypt(
+                        // spindle patch: crypto::encrypt without its regex PEM parser.
+                        let encrypted_pass = rsa_encrypt(
                             &pass,
                             self.inner.server_key.as_deref().expect("unreachable"),
-                        );
+                        )?;
                         self.write_bytes(&encrypted_pass).await?;
                     };
                     self.drop_packet().await?;
@@ -1401,6 +1401,92 @@ impl Conn {
         }
         Ok(self)
     }
+}
+
+
+
+/// spindle patch: `mysql_common::crypto::encrypt` (RSA with OAEP padding, for
+/// caching_sha2_password over an unencrypted TCP connection) with the PEM envelope read by
+/// hand instead of by two regexes, so the regex engine stays out of the static binary. A key
+/// the server sends that is not PEM is an error here rather than a panic.
+fn rsa_encrypt(pass: &[u8], pem: &[u8]) -> Result<Vec<u8>> {
+    use mysql_common::crypto::{der, rsa};
+    let (der_bytes, file_type) = pem_to_der(pem).ok_or_else(|| DriverError::UnexpectedPacket {
+        payload: pem.to_vec(),
+    })?;
+    let (modulus, exponent) = der::parse_pub_key(&der_bytes, file_type);
+    let key = rsa::PublicKey::new(modulus, exponent);
+    Ok(key.encrypt_block(pass, rsa::Pkcs1OaepPadding::new(rsa::GetRandom)))
+}
+
+/// The body of a `RSA PUBLIC KEY` (PKCS#1) or `PUBLIC KEY` (PKCS#8) PEM block, base64-decoded.
+fn pem_to_der(pem: &[u8]) -> Option<(Vec<u8>, mysql_common::crypto::der::PubKeyFileType)> {
+    use mysql_common::crypto::der::PubKeyFileType;
+    fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+        hay.windows(needle.len()).position(|w| w == needle)
+    }
+    fn body<'a>(pem: &'a [u8], label: &str) -> Option<&'a [u8]> {
+        let begin = format!("-----BEGIN {label}-----");
+        let end = format!("-----END {label}-----");
+        let start = find(pem, begin.as_bytes())? + begin.len();
+        let len = find(&pem[start..], end.as_bytes())?;
+        let body = &pem[start..start + len];
+        (!body.contains(&b'-')).then_some(body)
+    }
+    let (body, file_type) = body(pem, "RSA PUBLIC KEY")
+        .map(|b| (b, PubKeyFileType::Pkcs1))
+        .or_else(|| body(pem, "PUBLIC KEY").map(|b| (b, PubKeyFileType::Pkcs8)))?;
+    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in body {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' | b' ' | b'\n' | b'\t' | b'\r' | 0x0b | 0x0c => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some((out, file_type))
+}
+
+/// spindle patch: `^(?:5.5.5-)?(\d{1,2})\.(\d{1,2})\.(\d{1,3})-MariaDB` (MariaDB, flag set) or
+/// else `^(\d{1,2})\.(\d{1,2})\.(\d{1,3})`, as mysql_common's `maria_db_server_version_parsed`
+/// and `server_version_parsed`; `(0, 0, 0)` when neither matches.
+fn parse_server_version(v: &[u8]) -> ((u16, u16, u16), bool) {
+    fn number(v: &[u8], max_digits: usize) -> Option<(u16, &[u8])> {
+        let n = v.iter().take(max_digits).take_while(|b| b.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
+        }
+        let value = v[..n].iter().fold(0u16, |acc, b| acc * 10 + u16::from(b - b'0'));
+        Some((value, &v[n..]))
+    }
+    fn triple(v: &[u8]) -> Option<((u16, u16, u16), &[u8])> {
+        let (major, rest) = number(v, 2)?;
+        let rest = rest.strip_prefix(b".")?;
+        let (minor, rest) = number(rest, 2)?;
+        let rest = rest.strip_prefix(b".")?;
+        let (patch, rest) = number(rest, 3)?;
+        Some(((major, minor, patch), rest))
+    }
+    for candidate in [v.strip_prefix(b"5.5.5-"), Some(v)].into_iter().flatten() {
+        if let Some((version, rest)) = triple(candidate) {
+            if rest.starts_with(b"-MariaDB") {
+                return (version, true);
+            }
+        }
+    }
+    (triple(v).map(|(version, _)| version).unwrap_or((0, 0, 0)), false)
 }
 
 #[cfg(test)]
