@@ -72,19 +72,34 @@ sql() { "$CLIENT" -S "$SOCKET" -u "$USER_" -p"$PASS" "$DB" "$@"; }
 
 echo "server: $("$SPINDLE" mysqld status --datadir "$DATADIR" | grep -i running); $(nproc) CPUs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-# measure TOOL KIND ROUND -- command...: runs it under /usr/bin/time -v and appends
-# tool kind round wall_s user_s sys_s rss_kb tpmc transactions to $RAW.
+# With perf available, the task clock (the scheduler's exact on-CPU time) is recorded too:
+# on a VM the tick-sampled user/sys figures of /usr/bin/time can differ from it.
+PERF=""
+if command -v perf >/dev/null && perf stat -x, -e task-clock -o /dev/null true 2>/dev/null; then
+  PERF=perf
+fi
+
+# measure TOOL KIND ROUND -- command...: runs it under /usr/bin/time -v (and perf stat) and
+# appends tool kind round wall_s user_s sys_s rss_kb tpmc transactions task_clock_s to $RAW.
 measure() {
   local tool=$1 kind=$2 round=$3
   shift 4
-  local out=$WORK/out-$tool-$kind-$round.txt tv=$WORK/time.txt start end
+  local out=$WORK/out-$tool-$kind-$round.txt tv=$WORK/time.txt ps=$WORK/perf.txt start end
+  : >"$ps"
   start=$(date +%s.%N)
-  /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
+  if [ -n "$PERF" ]; then
+    perf stat -x, -e task-clock -o "$ps" -- /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 ||
+      { cat "$out" >&2; exit 1; }
+  else
+    /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
+  fi
   end=$(date +%s.%N)
-  python3 - "$tool" "$kind" "$round" "$start" "$end" "$out" "$tv" >>"$RAW" <<'EOF'
+  python3 - "$tool" "$kind" "$round" "$start" "$end" "$out" "$tv" "$ps" >>"$RAW" <<'EOF'
 import re, sys
-tool, kind, rnd, start, end, out, tv = sys.argv[1:]
-o = open(out, errors="replace").read(); t = open(tv).read()
+tool, kind, rnd, start, end, out, tv, ps = sys.argv[1:]
+o = open(out, errors="replace").read(); t = open(tv).read(); p = open(ps).read()
+m = re.search(r"^([\d.]+),msec,task-clock", p, re.M)
+task = "%.3f" % (float(m.group(1)) / 1e3) if m else "nan"
 def f(pat, text, default="0"):
     m = re.search(pat, text)
     return m.group(1) if m else default
@@ -94,7 +109,7 @@ rss = f(r"Maximum resident set size \(kbytes\): (\d+)", t)
 tpmc = f(r"([\d.]+) TpmC", o)
 raw = o.split("<Raw Results>")[1].split("<Raw Results2")[0] if "<Raw Results>" in o else ""
 trx = sum(int(a) + int(b) for a, b in re.findall(r"sc:(\d+)\s+lt:(\d+)", raw))
-print("\t".join([tool, kind, rnd, "%.3f" % (float(end) - float(start)), user, sys_, rss, tpmc, str(trx)]))
+print("\t".join([tool, kind, rnd, "%.3f" % (float(end) - float(start)), user, sys_, rss, tpmc, str(trx), task]))
 EOF
 }
 
@@ -155,6 +170,7 @@ def med(xs): return st.median(xs) if xs else float("nan")
 def ratio(xs): return f"{med(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "n/a"
 def cpu(r): return float(r[4]) + float(r[5])
 def cpu_per_trx_ms(r): return cpu(r) * 1e3 / max(1, int(r[8]))
+def task_per_trx_ms(r): return float(r[9]) * 1e3 / max(1, int(r[8]))
 def pairs(kind):
     a, b = pick("spindle", kind), pick("tpcc-mysql", kind)
     return [(x, next(y for y in b if y[2] == x[2])) for x in a if any(y[2] == x[2] for y in b)]
@@ -174,9 +190,13 @@ print(f"| TpmC | {med([float(a[7]) for a, _ in rp]):.0f} | {med([float(b[7]) for
       f"{ratio([float(a[7]) / float(b[7]) for a, b in rp if float(b[7]) > 0])} |")
 print(f"| transactions measured | {med([int(a[8]) for a, _ in rp]):.0f} | {med([int(b[8]) for _, b in rp]):.0f} | "
       f"{ratio([int(a[8]) / int(b[8]) for a, b in rp if int(b[8]) > 0])} |")
-print(f"| client CPU ms per transaction | {med([cpu_per_trx_ms(a) for a, _ in rp]):.3f} | "
+print(f"| client CPU ms per transaction (user+sys) | {med([cpu_per_trx_ms(a) for a, _ in rp]):.3f} | "
       f"{med([cpu_per_trx_ms(b) for _, b in rp]):.3f} | "
       f"{ratio([cpu_per_trx_ms(a) / cpu_per_trx_ms(b) for a, b in rp])} |")
+if all(r[9] != "nan" for p in rp for r in p):
+    print(f"| client task clock ms per transaction | {med([task_per_trx_ms(a) for a, _ in rp]):.3f} | "
+          f"{med([task_per_trx_ms(b) for _, b in rp]):.3f} | "
+          f"{ratio([task_per_trx_ms(a) / task_per_trx_ms(b) for a, b in rp])} |")
 print(f"| client user / sys s | {med([float(a[4]) for a, _ in rp]):.2f} / {med([float(a[5]) for a, _ in rp]):.2f} | "
       f"{med([float(b[4]) for _, b in rp]):.2f} / {med([float(b[5]) for _, b in rp]):.2f} | |")
 print(f"| peak RSS MiB | {med([int(a[6]) / 1024 for a, _ in rp]):.1f} | {med([int(b[6]) / 1024 for _, b in rp]):.1f} | "

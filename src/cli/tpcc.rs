@@ -91,8 +91,7 @@ pub struct TpccArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub reconnect_timeout: f64,
-    /// OS threads driving the connections during run (0 = one per connection, like
-    /// tpcc_start).
+    /// OS threads driving the connections during run (0 = one per two connections).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub client_threads: u32,
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).

@@ -191,6 +191,7 @@ fn run_jobs(ctx: &Ctx<'_>, jobs: &[Job]) -> anyhow::Result<()> {
                         conn.query_drop("SET SESSION foreign_key_checks = 0, unique_checks = 0")
                             .await
                             .map_err(|e| sql_err("SET foreign_key_checks", e))?;
+                        read_committed(&mut conn).await?;
                         loop {
                             let i = next.fetch_add(1, Relaxed);
                             let Some(&job) = jobs.get(i) else { break };
@@ -262,6 +263,21 @@ async fn run_job(conn: &mut Conn, ctx: &Ctx<'_>, job: Job) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Fewer locks between connections loading the same table: READ COMMITTED takes no gap
+/// locks. Not with statement-based binary logging, which refuses it for InnoDB writes.
+async fn read_committed(conn: &mut Conn) -> anyhow::Result<()> {
+    let format: Option<String> = conn
+        .query_first("SELECT @@binlog_format")
+        .await
+        .map_err(|e| sql_err("SELECT @@binlog_format", e))?;
+    if format.as_deref() != Some("STATEMENT") {
+        conn.query_drop("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            .await
+            .map_err(|e| sql_err("SET TRANSACTION ISOLATION LEVEL", e))?;
+    }
+    Ok(())
+}
+
 /// The generator of `table` for warehouse `w` (ITEM ignores `w`).
 fn source(table: &str, p: &LoadParams, w: u32) -> Box<dyn RowSource> {
     match table {
@@ -292,7 +308,8 @@ const WAREHOUSE_TABLES: [&str; 8] = [
 /// Loads the rows of `table` for warehouse `w`: LOAD DATA LOCAL while the server allows it,
 /// else multi-row INSERTs.
 async fn load(conn: &mut Conn, ctx: &Ctx<'_>, table: &str, w: u32) -> anyhow::Result<()> {
-    if ctx.load_data.load(Relaxed) {
+    let mut tries = 0;
+    while ctx.load_data.load(Relaxed) {
         let src = source(table, ctx.params, w);
         conn.set_infile_handler(async move { Ok(row_stream(src)) });
         match conn
@@ -311,10 +328,21 @@ async fn load(conn: &mut Conn, ctx: &Ctx<'_>, table: &str, w: u32) -> anyhow::Re
                     );
                 }
             }
+            // Loads into one table from several connections can deadlock; the statement was
+            // rolled back whole, so it is simply sent again (the rows are regenerated).
+            Err(e) if retryable(&e) && tries < MAX_TRIES => tries += 1,
             Err(e) => return Err(sql_err(format!("LOAD DATA into {table}"), e)),
         }
     }
     insert_rows(conn, table, source(table, ctx.params, w)).await
+}
+
+/// Tries of one load statement that deadlocks or times out on a lock.
+const MAX_TRIES: u32 = 10;
+
+/// Deadlock or lock-wait timeout: the statement was rolled back and can be sent again.
+fn retryable(e: &mysql_async::Error) -> bool {
+    matches!(e, mysql_async::Error::Server(s) if s.code == 1213 || s.code == 1205)
 }
 
 /// The rows of `src` in LOAD DATA's text format, in chunks of about 256 KiB.
@@ -379,9 +407,14 @@ async fn insert_rows(
         if rows > 0 {
             let text = String::from_utf8(std::mem::take(&mut sql))
                 .map_err(|_| anyhow::anyhow!("generated rows for {table} are not UTF-8"))?;
-            conn.query_drop(&text)
-                .await
-                .map_err(|e| sql_err(format!("INSERT into {table}"), e))?;
+            let mut tries = 0;
+            loop {
+                match conn.query_drop(&text).await {
+                    Ok(()) => break,
+                    Err(e) if retryable(&e) && tries < MAX_TRIES => tries += 1,
+                    Err(e) => return Err(sql_err(format!("INSERT into {table}"), e)),
+                }
+            }
             sql = text.into_bytes();
         }
     }

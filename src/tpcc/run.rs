@@ -249,7 +249,7 @@ fn spawn_clients(shared: &Arc<Shared>, seed: u64, nu: NuConstants) -> anyhow::Re
     let cfg = &shared.cfg;
     let n = cfg.connections as usize;
     let threads = match cfg.client_threads as usize {
-        0 => n,
+        0 => n.div_ceil(2),
         t => t.min(n),
     };
     let barrier = Arc::new(Barrier::new(threads + 1));
