@@ -164,6 +164,35 @@ mod tests {
     }
 
     #[test]
+    fn tpcc_results_round_trip_with_typed_options() {
+        let mut r = super::tests_support::sample_fileio_result();
+        r.options = super::TestOptions::Tpcc(Box::default());
+        r.test = r.options.test_name();
+        let mut c = super::TpccCounters {
+            tpmc: 9925.0,
+            ..Default::default()
+        };
+        c.per_type.push(super::TpccTypeCounters {
+            name: "new_order".into(),
+            success: 49575,
+            late: 50,
+            ..Default::default()
+        });
+        c.errors_by_code.insert("1213".into(), 2);
+        r.counters = super::Counters::Tpcc(c);
+        let back = super::BenchResult::from_json(&r.to_json_pretty(), "test").unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.test, "tpcc");
+        assert_eq!(r.options.compat(), "tpcc-mysql");
+        // Schema 1 documents of test "tpcc" get their options read as TPC-C options.
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["schema_version"] = 1.into();
+        v["options"].as_object_mut().unwrap().remove("kind");
+        let old = super::BenchResult::from_value(v, "old.json").unwrap();
+        assert!(matches!(old.options, super::TestOptions::Tpcc(_)));
+    }
+
+    #[test]
     fn schema_1_documents_are_read_with_their_options_typed() {
         let r = super::tests_support::sample_fileio_result();
         let mut v = serde_json::to_value(&r).unwrap();
