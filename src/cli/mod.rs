@@ -62,7 +62,7 @@ pub struct SuiteArgs {
     /// Benchmark in this directory (no disk preparation); repeatable.
     #[arg(long, value_name = "DIR")]
     pub target: Vec<std::path::PathBuf>,
-    /// Profile: quick, standard, reference, or a .toml file [default: from --config, else standard].
+    /// Profile: check, quick, standard, reference, or a .toml file [default: from --config, else standard].
     #[arg(long, value_name = "NAME|FILE")]
     pub profile: Option<String>,
     /// Configuration file (see config/spindle.toml).

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Profiles a run may use (config/profiles).
-pub const KNOWN_PROFILES: &[&str] = &["quick", "standard", "reference"];
+pub const KNOWN_PROFILES: &[&str] = &["check", "quick", "standard", "reference"];
 const _: () = assert!(KNOWN_PROFILES.len() == crate::config::profile::BUILTIN.len());
 
 /// `[appliance]`: the daemon.
@@ -226,7 +226,7 @@ mod tests {
         assert!(m.contains("[button]") && m.contains("pinn"), "{m}");
         let e = ApplianceSettings::parse("[suite]\nprofile = \"fast\"\n", "t.toml").unwrap_err();
         assert!(
-            format!("{e:#}").contains("quick, standard, reference"),
+            format!("{e:#}").contains("check, quick, standard, reference"),
             "{e:#}"
         );
         let e =

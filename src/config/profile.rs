@@ -17,7 +17,8 @@ use serde::Deserialize;
 use std::time::Duration;
 
 /// The built-in profiles, by name.
-pub const BUILTIN: [(&str, &str); 3] = [
+pub const BUILTIN: [(&str, &str); 4] = [
+    ("check", include_str!("../../config/profiles/check.toml")),
     ("quick", include_str!("../../config/profiles/quick.toml")),
     (
         "standard",
@@ -304,7 +305,7 @@ impl SuiteProfile {
             return SuiteProfile::parse(&text, &stem, name_or_path);
         }
         bail!(
-            "--profile '{name_or_path}': not a built-in profile (quick, standard, reference) nor a .toml file path"
+            "--profile '{name_or_path}': not a built-in profile (check, quick, standard, reference) nor a .toml file path"
         )
     }
 
@@ -719,7 +720,7 @@ mod tests {
 
     #[test]
     fn appliance_profiles_fill_randomly_and_measure_queueing() {
-        for name in ["quick", "standard", "reference"] {
+        for name in ["check", "quick", "standard", "reference"] {
             let p = SuiteProfile::load(name).unwrap();
             assert!(
                 p.fileio.iter().all(|f| f.base.fill == Fill::Random),

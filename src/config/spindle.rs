@@ -20,7 +20,7 @@ pub struct SpindleConfig {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SuiteSection {
-    /// Profile name (quick, standard, reference) or path to a profile file.
+    /// Profile name (check, quick, standard, reference) or path to a profile file.
     pub profile: String,
     /// Directory for results bundles; empty = `./spindle-results`.
     pub out: String,

@@ -30,7 +30,7 @@ impl Default for StickConfig {
     fn default() -> Self {
         StickConfig {
             label: "SPINDLE".into(),
-            profiles: ["quick", "standard", "reference"]
+            profiles: ["check", "quick", "standard", "reference"]
                 .iter()
                 .map(|p| p.to_string())
                 .collect(),
