@@ -6,8 +6,19 @@
 # Usage: e2e.sh [--smoke|--full|--auto] [--image IMG] [--timeout SECONDS]
 #   --smoke  boot-path check (kernel cmdline spindle.e2e=smoke): the test unit in the image
 #            lists the disks, provisions a MariaDB datadir on one blank disk, powers off.
-#   --full   the appliance run: spindle daemon autostarts from the SPINDLE stick's
-#            spindle.toml and powers off after writing the results bundle.
+#   --full   the appliance, booted four times from the same SD card, disks and stick (the
+#            daemon autostarts from the SPINDLE stick's spindle.toml and powers off once the
+#            results are on the stick):
+#              1 first       profile quick: one complete bundle, fileio, OLTP and TpmC for both
+#                            blank disks, the data disk and the USB2 disk skipped with reasons;
+#              2 powercut    profile check (stick edited): QEMU killed during the first fileio
+#                            runs, as a power cut;
+#              3 after-cut   the same disks again: spindle reuses the disks it formatted itself,
+#                            the cut run's bundle is marked interrupted (both targets listed, the
+#                            phase that ran marked interrupted), a second complete run follows,
+#                            and the first bundle is byte-for-byte untouched;
+#              4 no-targets  only the data disk and the USB2 disk: a no_targets bundle naming
+#                            both and why, and the guest still finishes.
 #   --auto   (default) --full when the binary in the image has `spindle daemon` (every image
 #            built from main since the daemon landed), else --smoke: for images built from older
 #            trees. CI (image/ci.sh) runs --full, so a binary without a working daemon fails.
@@ -142,42 +153,83 @@ kernel_cmdline() {
 	echo "$cmdline"
 }
 
+# The QEMU command line; without the blank disks when $1 is "no-blanks".
+qemu_command() {
+	local blanks=(
+		-drive if=none,id=d1,file="$WORK/blank1.img",format=raw
+		-device usb-storage,bus=xhci.0,drive=d1,serial=$SERIAL_BLANK_BOT
+		-device usb-uas,id=uas,bus=xhci.0,serial=$SERIAL_BLANK_UAS
+		-drive if=none,id=d2,file="$WORK/blank2.img",format=raw
+		-device scsi-hd,bus=uas.0,scsi-id=0,lun=0,drive=d2,vendor=Samsung,product=PortableSSD_T7,serial=$SERIAL_BLANK_UAS
+	)
+	[[ ${1:-} == no-blanks ]] && blanks=()
+	QEMU_CMD=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 2048
+		-display none -monitor none -serial "file:$CONSOLE.log" -nic none -no-reboot
+		-kernel "$WORK/vmlinuz" -initrd "$WORK/initrd.img" -append "$(kernel_cmdline)"
+		-drive if=none,id=sd,file="$WORK/sdcard.qcow2",format=qcow2 -device virtio-blk-pci,drive=sd
+		-device qemu-xhci,id=xhci,p2=8,p3=8
+		"${blanks[@]}"
+		-drive if=none,id=d3,file="$WORK/datadisk.img",format=raw
+		-device usb-storage,bus=xhci.0,drive=d3,serial=$SERIAL_DATADISK
+		-drive if=none,id=st,file="$WORK/stick.img",format=raw
+		-device usb-storage,bus=xhci.0,drive=st,removable=on,serial=$SERIAL_STICK
+		-device usb-ehci,id=ehci
+		-drive if=none,id=d4,file="$WORK/usb2.img",format=raw
+		-device usb-storage,bus=ehci.0,drive=d4,serial=$SERIAL_USB2)
+}
+
+# run_qemu BOOT [no-blanks]: one boot until the guest powers off (bounded by $TIMEOUT).
 run_qemu() {
-	local console=$ARTIFACTS/console.log start=$SECONDS rc=0
-	log "booting (timeout ${TIMEOUT}s), console: $console"
-	timeout -k 15 "$TIMEOUT" qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 2048 \
-		-display none -monitor none -serial "file:$console" -nic none -no-reboot \
-		-kernel "$WORK/vmlinuz" -initrd "$WORK/initrd.img" -append "$(kernel_cmdline)" \
-		-drive if=none,id=sd,file="$WORK/sdcard.qcow2",format=qcow2 -device virtio-blk-pci,drive=sd \
-		-device qemu-xhci,id=xhci,p2=8,p3=8 \
-		-drive if=none,id=d1,file="$WORK/blank1.img",format=raw \
-		-device usb-storage,bus=xhci.0,drive=d1,serial=$SERIAL_BLANK_BOT \
-		-device usb-uas,id=uas,bus=xhci.0,serial=$SERIAL_BLANK_UAS \
-		-drive if=none,id=d2,file="$WORK/blank2.img",format=raw \
-		-device scsi-hd,bus=uas.0,scsi-id=0,lun=0,drive=d2,vendor=Samsung,product=PortableSSD_T7,serial=$SERIAL_BLANK_UAS \
-		-drive if=none,id=d3,file="$WORK/datadisk.img",format=raw \
-		-device usb-storage,bus=xhci.0,drive=d3,serial=$SERIAL_DATADISK \
-		-drive if=none,id=st,file="$WORK/stick.img",format=raw \
-		-device usb-storage,bus=xhci.0,drive=st,removable=on,serial=$SERIAL_STICK \
-		-device usb-ehci,id=ehci \
-		-drive if=none,id=d4,file="$WORK/usb2.img",format=raw \
-		-device usb-storage,bus=ehci.0,drive=d4,serial=$SERIAL_USB2 || rc=$?
+	local boot=$1 start=$SECONDS rc=0
+	CONSOLE=$ARTIFACTS/console-$boot
+	qemu_command "${2:-}"
+	log "boot '$boot' (timeout ${TIMEOUT}s), console: $CONSOLE.log"
+	timeout -k 15 "$TIMEOUT" "${QEMU_CMD[@]}" || rc=$?
 	QEMU_SECONDS=$((SECONDS - start))
 	QEMU_RC=$rc
+	TOTAL_QEMU_SECONDS=$((TOTAL_QEMU_SECONDS + QEMU_SECONDS))
 	if ((rc == 0)); then
 		log "guest powered off after ${QEMU_SECONDS}s"
 	else
-		log "qemu did not power off within ${TIMEOUT}s (rc=$rc); see $console"
+		log "qemu did not power off within ${TIMEOUT}s (rc=$rc); see $CONSOLE.log"
 	fi
+	clean_console_log
+}
+
+# power_cut BOOT PATTERN: boots, waits (bounded) until the console shows PATTERN, lets the run
+# go on for a few seconds, then kills QEMU as a power cut would stop the Pi.
+power_cut() {
+	local boot=$1 pattern=$2 start=$SECONDS pid
+	CONSOLE=$ARTIFACTS/console-$boot
+	qemu_command
+	log "boot '$boot': power cut once the console shows /$pattern/"
+	"${QEMU_CMD[@]}" &
+	pid=$!
+	POWER_CUT=no
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS - start < TIMEOUT)); do
+		if [[ -f $CONSOLE.log ]] && clean_console_log && console_has "$pattern"; then
+			sleep 8
+			kill -KILL "$pid"
+			POWER_CUT=yes
+			break
+		fi
+		sleep 2
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	QEMU_SECONDS=$((SECONDS - start))
+	TOTAL_QEMU_SECONDS=$((TOTAL_QEMU_SECONDS + QEMU_SECONDS))
+	log "power cut: $POWER_CUT after ${QEMU_SECONDS}s"
+	clean_console_log
 }
 
 # The console log without colour codes and carriage returns, for matching.
 clean_console_log() {
-	sed -e 's/\x1b\[[0-9;]*[a-zA-Z]//g' -e 's/\r//g' "$ARTIFACTS/console.log" >"$ARTIFACTS/console.txt"
+	sed -e 's/\x1b\[[0-9;]*[a-zA-Z]//g' -e 's/\r//g' "$CONSOLE.log" >"$CONSOLE.txt"
 }
 
 # "SPINDLE-E2E: disk dev=/dev/sdb serial=BLANK1 speed=5000 driver=usb-storage ..." lines.
-console_has() { grep -qaE "$1" "$ARTIFACTS/console.txt"; }
+console_has() { grep -qaE "$1" "$CONSOLE.txt"; }
 disk_line_has() { console_has "SPINDLE-E2E: disk .*serial=$1 .*$2"; }
 
 check_smoke() {
@@ -201,7 +253,7 @@ check_smoke() {
 # `spindle disks --json` (schema of src/disk on main): each disk's verdict as the appliance
 # will see it.
 check_disks_json() {
-	sed -n '/SPINDLE-E2E: disks-json-begin/,/SPINDLE-E2E: disks-json-end/p' "$ARTIFACTS/console.txt" |
+	sed -n '/SPINDLE-E2E: disks-json-begin/,/SPINDLE-E2E: disks-json-end/p' "$CONSOLE.txt" |
 		sed '1d;$d' >"$ARTIFACTS/disks.json"
 	python3 - "$ARTIFACTS/disks.json" "$SERIAL_BLANK_BOT" "$SERIAL_BLANK_UAS" "$SERIAL_DATADISK" \
 		"$SERIAL_USB2" "$SERIAL_STICK" <<-'PY'
@@ -235,69 +287,157 @@ check_disks_json() {
 	PY
 }
 
-# The stick is read with mtools (no mount).
+# The stick is read with mtools (no mount), into $ARTIFACTS/stick-<boot>/.
 copy_stick_contents() {
-	rm -rf "$ARTIFACTS/stick"
-	mkdir -p "$ARTIFACTS/stick"
-	mcopy -s -n -i "$WORK/stick.img" '::/*' "$ARTIFACTS/stick/" 2>/dev/null || true
-	(cd "$ARTIFACTS/stick" && find . -type f | sort) >"$ARTIFACTS/stick-files.txt"
+	STICK_COPY=$ARTIFACTS/stick-$1
+	rm -rf "$STICK_COPY"
+	mkdir -p "$STICK_COPY"
+	mcopy -s -n -i "$WORK/stick.img" '::/*' "$STICK_COPY/" 2>/dev/null || true
+	(cd "$STICK_COPY" && find . -type f | sort) >"$STICK_COPY.files.txt"
 }
 
-# The bundle (results.json schema_version 2, written by the appliance's sink): one complete run
-# in spindle/<run-id>/ with results.json, summary.txt, results.csv and report.html (naming both
-# blank disks); both blank disks benchmarked
-# with every fileio and OLTP phase ok; the data disk and the USB2 disk skipped with a reason.
-check_bundle() {
-	python3 - "$ARTIFACTS/stick" "$SERIAL_BLANK_BOT" "$SERIAL_BLANK_UAS" "$SERIAL_DATADISK" "$SERIAL_USB2" <<-'PY'
+# The stick's spindle.toml with another profile (the later boots run the short `check` one).
+set_stick_profile() {
+	sed "s/^profile = .*/profile = \"$1\"/" "$IMAGE_DIR/test/stick/spindle.toml" >"$WORK/stick-spindle.toml"
+	grep -q "^profile = \"$1\"" "$WORK/stick-spindle.toml" || die "could not set profile $1 in the stick's spindle.toml"
+	mcopy -o -i "$WORK/stick.img" "$WORK/stick-spindle.toml" ::/spindle.toml
+}
+
+# check_bundles STEP: the run bundles (results.json schema_version 2, written by the
+# appliance's sink) under spindle/ on the stick after boot STEP (first, after-cut, no-targets).
+check_bundles() {
+	python3 - "$1" "$STICK_COPY" "$SERIAL_BLANK_BOT" "$SERIAL_BLANK_UAS" "$SERIAL_DATADISK" "$SERIAL_USB2" <<-'PY'
 	import json, pathlib, sys
-	root = pathlib.Path(sys.argv[1]); blank1, blank2, data, usb2 = sys.argv[2:6]
-	runs = sorted(p.parent for p in root.glob("spindle/*/results.json"))
-	if len(runs) != 1:
-	    sys.exit(f"expected one run bundle under spindle/ on the stick, found {len(runs)}")
-	run = runs[0]
-	problems = [f"{run.name}/{f} missing" for f in ("summary.txt", "results.csv", "report.html") if not (run / f).is_file()]
-	page = (run / "report.html").read_text() if (run / "report.html").is_file() else ""
-	problems += [f"report.html does not name {s}" for s in (blank1, blank2) if s not in page]
-	d = json.loads((run / "results.json").read_text())
-	if d.get("schema_version") != 2:
-	    problems.append(f"schema_version {d.get('schema_version')} (checks written for 2)")
-	if d.get("status") != "complete":
-	    problems.append(f"run status {d.get('status')!r}, expected 'complete'")
-	targets = {(t.get("disk") or {}).get("serial"): t for t in d.get("targets", [])}
-	for serial in (blank1, blank2):
-	    t = targets.get(serial)
-	    if t is None:
-	        problems.append(f"{serial}: not benchmarked (targets: {sorted(map(str, targets))})")
-	        continue
-	    phases = t.get("phases", [])
-	    bad = [(p["name"], p["status"]) for p in phases if p.get("status") != "ok"]
-	    if bad:
-	        problems.append(f"{serial}: phases not ok: {bad}")
-	    for kind in ("fileio-", "oltp-"):
-	        runs_of_kind = [p for p in phases if p["name"].startswith(kind) and p.get("result") is not None]
-	        if not runs_of_kind:
-	            problems.append(f"{serial}: no {kind[:-1]} results")
-	skipped = d.get("skipped", [])
-	for serial, why in ((data, "holds data"), (usb2, "USB 2")):
-	    s = [x for x in skipped if serial in x.get("id", "")]
-	    if not s:
-	        problems.append(f"{serial}: not listed as skipped")
-	    elif why not in s[0].get("reason", ""):
-	        problems.append(f"{serial}: skip reason {s[0].get('reason')!r} lacks {why!r}")
+	step, root = sys.argv[1], pathlib.Path(sys.argv[2])
+	blank1, blank2, data, usb2 = sys.argv[3:7]
+	problems = []
+	runs = {p.parent.name: json.loads(p.read_text()) for p in sorted(root.glob("spindle/*/results.json"))}
+	expected_runs = {"first": 1, "after-cut": 3, "no-targets": 4}[step]
+	if len(runs) != expected_runs:
+	    problems.append(f"expected {expected_runs} run bundles under spindle/, found {sorted(runs)}")
+
+	def skipped_with_reasons(name, d, pairs):
+	    for serial, why in pairs:
+	        s = [x for x in d.get("skipped", []) if serial in x.get("id", "")]
+	        if not s:
+	            problems.append(f"{name}: {serial} not listed as skipped")
+	        elif why not in s[0].get("reason", ""):
+	            problems.append(f"{name}: {serial} skip reason {s[0].get('reason')!r} lacks {why!r}")
+
+	def complete_run(name, d):
+	    run = root / "spindle" / name
+	    problems.extend(f"{name}/{f} missing" for f in ("summary.txt", "results.csv", "report.html") if not (run / f).is_file())
+	    page = (run / "report.html").read_text() if (run / "report.html").is_file() else ""
+	    problems.extend(f"{name}: report.html does not name {s}" for s in (blank1, blank2) if s not in page)
+	    if d.get("schema_version") != 2:
+	        problems.append(f"{name}: schema_version {d.get('schema_version')} (checks written for 2)")
+	    if d.get("status") != "complete":
+	        problems.append(f"{name}: run status {d.get('status')!r}, expected 'complete'")
+	    targets = {(t.get("disk") or {}).get("serial"): t for t in d.get("targets", [])}
+	    for serial in (blank1, blank2):
+	        t = targets.get(serial)
+	        if t is None:
+	            problems.append(f"{name}: {serial} not benchmarked (targets: {sorted(map(str, targets))})")
+	            continue
+	        phases = t.get("phases", [])
+	        bad = [(p["name"], p["status"]) for p in phases if p.get("status") != "ok"]
+	        if bad:
+	            problems.append(f"{name}: {serial}: phases not ok: {bad}")
+	        for kind in ("fileio", "oltp", "tpcc"):
+	            if not [p for p in phases if p["name"].startswith(kind + "-") and p.get("result")]:
+	                problems.append(f"{name}: {serial}: no {kind} results")
+	        tpmc = [((p.get("result") or {}).get("counters") or {}).get("tpmc") for p in phases if p["name"].startswith("tpcc-w")]
+	        if not tpmc or not all(isinstance(x, (int, float)) and x > 0 for x in tpmc):
+	            problems.append(f"{name}: {serial}: TpmC {tpmc}, expected > 0")
+	        if not t.get("smart") or not ("reason" in json.dumps(t["smart"]) or "power_on" in json.dumps(t["smart"])):
+	            problems.append(f"{name}: {serial}: SMART neither read nor explained: {t.get('smart')!r}")
+	    skipped_with_reasons(name, d, ((data, "holds data"), (usb2, "USB 2")))
+	    print(f"bundle {name}: complete, targets {sorted(map(str, targets))}, {len(d.get('skipped', []))} skipped")
+
+	by_status = {}
+	for name, d in runs.items():
+	    by_status.setdefault(d.get("status"), []).append(name)
+	first = sorted(runs)[0] if runs else None
+	if step == "first" and first:
+	    complete_run(first, runs[first])
+	if step == "after-cut":
+	    cut = by_status.get("interrupted", [])
+	    if len(cut) != 1:
+	        problems.append(f"expected one interrupted bundle, found {cut} ({ {k: v for k, v in by_status.items()} })")
+	    for name in cut:
+	        d = runs[name]
+	        serials = {(t.get("disk") or {}).get("serial") for t in d.get("targets", [])}
+	        if not {blank1, blank2} <= serials:
+	            problems.append(f"{name}: interrupted bundle lists targets {sorted(map(str, serials))}, expected both blank disks")
+	        states = [p.get("status") for t in d.get("targets", []) for p in t.get("phases", [])]
+	        if "interrupted" not in states or "running" in states:
+	            problems.append(f"{name}: interrupted bundle's phase statuses {states}: expected one 'interrupted', none 'running'")
+	        print(f"bundle {name}: interrupted, targets {sorted(map(str, serials))}, phases {states}")
+	    again = [n for n in by_status.get("complete", []) if n != first]
+	    if len(again) != 1:
+	        problems.append(f"expected a second complete bundle after the power cut, found {again}")
+	    for name in again:
+	        complete_run(name, runs[name])
+	if step == "no-targets":
+	    none = by_status.get("no_targets", [])
+	    if len(none) != 1:
+	        problems.append(f"expected one no_targets bundle, found {none}")
+	    for name in none:
+	        d = runs[name]
+	        if d.get("targets"):
+	            problems.append(f"{name}: no_targets bundle with targets")
+	        skipped_with_reasons(name, d, ((data, "holds data"), (usb2, "USB 2")))
+	        print(f"bundle {name}: no_targets, skipped {[x.get('id') for x in d.get('skipped', [])]}")
 	for p in problems:
 	    print("bundle:", p)
-	print(f"bundle {run.name}: {len(targets)} targets, {len(skipped)} skipped")
 	sys.exit(1 if problems else 0)
 	PY
 }
 
-check_full() {
-	check "spindle daemon ran at boot (spindle.service output on the console)" console_has '^\[ *[0-9.]+\] spindle\[[0-9]+\]: spindle: '
-	check "daemon finished the run and the stick was safe to remove" console_has 'SPINDLE-E2E: run finished'
-	check "no failed systemd units" console_has 'SPINDLE-E2E: failed-units count=0'
-	check "root filesystem mounted read-only" console_has 'SPINDLE-E2E: root-mount ro[,$]'
-	check "data partition grown to the card" console_has 'spindle-growdata: grew'
-	check "results bundle on the stick (fileio+OLTP for both blank disks, skips with reasons)" check_bundle
+# The first run's bundle, file by file, as the first boot left it (checked after later boots).
+record_first_bundle() {
+	(cd "$STICK_COPY" && find spindle -mindepth 2 -type f -path 'spindle/2*' | sort | xargs -d '\n' sha256sum) >"$WORK/first-bundle.sha256"
+	[[ -s $WORK/first-bundle.sha256 ]]
+}
+first_bundle_unchanged() { (cd "$STICK_COPY" && sha256sum --quiet -c "$WORK/first-bundle.sha256"); }
+
+daemon_ran() { console_has '^\[ *[0-9.]+\] spindle\[[0-9]+\]: spindle: '; }
+guest_finished() { console_has 'SPINDLE-E2E: run finished' && console_has 'SPINDLE-E2E: failed-units count=0'; }
+
+full_boot_first() {
+	run_qemu first
+	copy_stick_contents first
+	check "first: guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
+	check "first: spindle daemon ran at boot (spindle.service output on the console)" daemon_ran
+	check "first: run finished, stick safe to remove, no failed systemd units" guest_finished
+	check "first: root filesystem mounted read-only" console_has 'SPINDLE-E2E: root-mount ro[,$]'
+	check "first: data partition grown to the card" console_has 'spindle-growdata: grew'
+	check "first: one complete bundle (fileio, OLTP, TpmC for both blank disks, skips with reasons)" check_bundles first
+	check "first: bundle recorded for the later boots" record_first_bundle
+}
+
+full_boot_power_cut() {
+	set_stick_profile check
+	power_cut powercut '\] spindle\[[0-9]+\]: spindle: \[3/[0-9]+\] .*fileio-'
+	check "powercut: QEMU killed while the second run was in its fileio phases" test "$POWER_CUT" = yes
+	check "powercut: the run took the stick's profile 'check'" console_has 'starting run .*profile check'
+}
+
+full_boot_after_cut() {
+	run_qemu after-cut
+	copy_stick_contents after-cut
+	check "after-cut: guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
+	check "after-cut: run finished, stick safe to remove, no failed systemd units" guest_finished
+	check "after-cut: interrupted bundle (both targets, phase interrupted) and a second complete run" check_bundles after-cut
+	check "after-cut: the first bundle is byte-for-byte untouched" first_bundle_unchanged
+}
+
+full_boot_no_targets() {
+	run_qemu no-targets no-blanks
+	copy_stick_contents no-targets
+	check "no-targets: guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
+	check "no-targets: the daemon said so and the guest finished" guest_finished
+	check "no-targets: a no_targets bundle names the data disk and the USB2 disk with reasons" check_bundles no-targets
 }
 
 check_datadisk_unchanged() {
@@ -306,12 +446,12 @@ check_datadisk_unchanged() {
 
 write_summary() {
 	local boot
-	boot=$(grep -aoE 'SPINDLE-E2E: start uptime=[0-9.]+' "$ARTIFACTS/console.txt" | grep -oE '[0-9.]+$' || true)
+	boot=$(grep -aoE 'SPINDLE-E2E: start uptime=[0-9.]+' "$ARTIFACTS"/console-*.txt | head -n1 | grep -oE '[0-9.]+$' || true)
 	{
 		echo "mode=$MODE"
 		echo "image=$IMAGE"
 		echo "guest_boot_to_test_start_s=${boot:-unknown}"
-		echo "qemu_wall_s=$QEMU_SECONDS"
+		echo "qemu_wall_s=$TOTAL_QEMU_SECONDS"
 		echo "e2e_total_s=$((SECONDS - E2E_START))"
 		echo "failures=$failures"
 	} | tee "$ARTIFACTS/summary.txt" >&2
@@ -319,6 +459,7 @@ write_summary() {
 
 main() {
 	E2E_START=$SECONDS
+	TOTAL_QEMU_SECONDS=0
 	parse_args "$@"
 	require_host_tools
 	mkdir -p "$WORK"
@@ -330,13 +471,18 @@ main() {
 	rm -rf "$ARTIFACTS"
 	mkdir -p "$ARTIFACTS"
 	make_disks
-	run_qemu
-	clean_console_log
-	copy_stick_contents
-	check "guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
 	case $MODE in
-	smoke) check_smoke ;;
-	full) check_full ;;
+	smoke)
+		run_qemu smoke
+		check "guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
+		check_smoke
+		;;
+	full)
+		full_boot_first
+		full_boot_power_cut
+		full_boot_after_cut
+		full_boot_no_targets
+		;;
 	esac
 	check "data disk bytes unchanged (sha256)" check_datadisk_unchanged
 	write_summary
