@@ -186,7 +186,11 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
         return;
     };
     let f0 = figures(first);
-    let _ = writeln!(w, "\n{test}  ({} threads)", first.threads);
+    let unit = match first.options {
+        super::TestOptions::Tpcc(_) => "connections",
+        _ => "threads",
+    };
+    let _ = writeln!(w, "\n{test}  ({} {unit})", first.threads);
     let _ = writeln!(
         w,
         "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}",

@@ -99,9 +99,10 @@ fn data_set_note(ctx: &Ctx<'_>, cfg: &TpccConfig) -> String {
     let bp = super::phases::buffer_pool_bytes(ctx);
     let data = cfg.warehouses as u64 * BYTES_PER_WAREHOUSE;
     format!(
-        "TPC-C data set ≈ {} ({} warehouses) vs buffer pool {} ({:.1}×): {}",
+        "TPC-C data set ≈ {} ({} warehouse{}) vs buffer pool {} ({:.1}×): {}",
         crate::units::human_size(data),
         cfg.warehouses,
+        if cfg.warehouses == 1 { "" } else { "s" },
         crate::units::human_size(bp),
         data as f64 / bp.max(1) as f64,
         if data > bp {
