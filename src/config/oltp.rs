@@ -133,18 +133,42 @@ pub fn apply_datadir(
     datadir: &Path,
     args: &OltpArgs,
 ) -> anyhow::Result<()> {
+    let given = GivenConnection {
+        socket: args.mysql_socket.is_some(),
+        user: args.mysql_user.is_some(),
+        password: args.mysql_password.is_some(),
+        database: args.mysql_db.is_some(),
+    };
+    fill_from_datadir(conn, datadir, given)
+}
+
+/// Which connection flags the command line gave (those win over the datadir's values).
+pub struct GivenConnection {
+    pub socket: bool,
+    pub user: bool,
+    pub password: bool,
+    pub database: bool,
+}
+
+/// `--datadir`: the private server's socket and client account for the flags not given
+/// (`spindle oltp` and `spindle tpcc`).
+pub fn fill_from_datadir(
+    conn: &mut crate::db::ConnectionConfig,
+    datadir: &Path,
+    given: GivenConnection,
+) -> anyhow::Result<()> {
     let info = crate::provision::mysqld::client_info(datadir)
         .with_context(|| format!("--datadir {}", datadir.display()))?;
-    if args.mysql_socket.is_none() {
+    if !given.socket {
         conn.socket = Some(info.socket);
     }
-    if args.mysql_user.is_none() {
+    if !given.user {
         conn.user = info.user;
     }
-    if args.mysql_password.is_none() {
+    if !given.password {
         conn.password = info.password;
     }
-    if args.mysql_db.is_none() {
+    if !given.database {
         conn.database = info.database;
     }
     Ok(())

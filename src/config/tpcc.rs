@@ -202,21 +202,13 @@ pub fn apply_datadir(
     datadir: &Path,
     args: &TpccArgs,
 ) -> anyhow::Result<()> {
-    let info = crate::provision::mysqld::client_info(datadir)
-        .with_context(|| format!("--datadir {}", datadir.display()))?;
-    if args.mysql_socket.is_none() {
-        conn.socket = Some(info.socket);
-    }
-    if args.mysql_user.is_none() {
-        conn.user = info.user;
-    }
-    if args.mysql_password.is_none() {
-        conn.password = info.password;
-    }
-    if args.mysql_db.is_none() {
-        conn.database = info.database;
-    }
-    Ok(())
+    let given = super::oltp::GivenConnection {
+        socket: args.mysql_socket.is_some(),
+        user: args.mysql_user.is_some(),
+        password: args.mysql_password.is_some(),
+        database: args.mysql_db.is_some(),
+    };
+    super::oltp::fill_from_datadir(conn, datadir, given)
 }
 
 #[cfg(test)]

@@ -222,6 +222,20 @@ pub fn describe_error(e: &mysql_async::Error) -> String {
     }
 }
 
+/// The size of one multi-row INSERT for a prepare's fallback path: `max`, or the server's
+/// `max_allowed_packet` less `reserve` when that is smaller, and never under 64 KiB.
+pub async fn insert_batch_limit(conn: &mut mysql_async::Conn, max: usize, reserve: usize) -> usize {
+    use mysql_async::prelude::Queryable;
+    let max_packet: usize = conn
+        .query_first::<u64, _>("SELECT @@max_allowed_packet")
+        .await
+        .ok()
+        .flatten()
+        .map(|v| v as usize)
+        .unwrap_or(1 << 20);
+    max.min(max_packet.saturating_sub(reserve)).max(64 << 10)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,4 +5,6 @@
 mod conn;
 pub mod sockets;
 
-pub use conn::{classify, describe_error, ConnectionConfig, ErrorClass, IgnoreErrors};
+pub use conn::{
+    classify, describe_error, insert_batch_limit, ConnectionConfig, ErrorClass, IgnoreErrors,
+};

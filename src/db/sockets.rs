@@ -52,6 +52,24 @@ pub(crate) fn runtime_with_polls() -> std::io::Result<(tokio::runtime::Runtime, 
     Ok((rt, after.difference(&before).copied().collect()))
 }
 
+/// A client thread's runtime and, when `tune` (skip write wake-ups), its eventpoll fds. When no
+/// runtime can be built, tells the starting thread through `ready_tx`, still waits at the start
+/// `barrier` (the others count on it) and returns `None`.
+pub(crate) fn client_runtime(
+    tune: bool,
+    ready_tx: &std::sync::mpsc::Sender<Option<String>>,
+    barrier: &std::sync::Barrier,
+) -> Option<(tokio::runtime::Runtime, Vec<i32>)> {
+    match runtime_with_polls() {
+        Ok((rt, polls)) => Some((rt, if tune { polls } else { Vec::new() })),
+        Err(e) => {
+            let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
+            barrier.wait();
+            None
+        }
+    }
+}
+
 /// Parses the `tfd:` lines of an eventpoll fdinfo: (fd, events, data).
 pub(crate) fn parse_fdinfo(text: &str) -> Vec<(i32, u32, u64)> {
     let mut out = Vec::new();

@@ -296,16 +296,7 @@ async fn insert_rows(
     rows: u32,
     mut rng: Rng,
 ) -> anyhow::Result<()> {
-    let max_packet: usize = conn
-        .query_first::<u64, _>("SELECT @@max_allowed_packet")
-        .await
-        .ok()
-        .flatten()
-        .map(|v| v as usize)
-        .unwrap_or(1 << 20);
-    let limit = MAX_BATCH_BYTES
-        .min(max_packet.saturating_sub(1024))
-        .max(64 << 10);
+    let limit = crate::db::insert_batch_limit(conn, MAX_BATCH_BYTES, 1024).await;
     let head = if cfg.auto_inc {
         format!("INSERT INTO sbtest{n}(k, c, pad) VALUES")
     } else {

@@ -374,16 +374,7 @@ async fn insert_rows(
     table: &str,
     mut src: Box<dyn RowSource>,
 ) -> anyhow::Result<()> {
-    let max_packet: usize = conn
-        .query_first::<u64, _>("SELECT @@max_allowed_packet")
-        .await
-        .ok()
-        .flatten()
-        .map(|v| v as usize)
-        .unwrap_or(1 << 20);
-    let limit = MAX_BATCH_BYTES
-        .min(max_packet.saturating_sub(4096))
-        .max(64 << 10);
+    let limit = crate::db::insert_batch_limit(conn, MAX_BATCH_BYTES, 4096).await;
     let head = format!("INSERT INTO {table} VALUES ");
     let mut sql = Vec::with_capacity(limit + 4096);
     let mut more = true;

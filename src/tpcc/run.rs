@@ -363,18 +363,10 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    let (rt, polls) = match crate::db::sockets::runtime_with_polls() {
-        Ok(x) => x,
-        Err(e) => {
-            let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
-            barrier.wait();
-            return Vec::new();
-        }
-    };
-    let polls = if shared.cfg.skip_write_wakeups {
-        polls
-    } else {
-        Vec::new()
+    let Some((rt, polls)) =
+        crate::db::sockets::client_runtime(shared.cfg.skip_write_wakeups, ready_tx, barrier)
+    else {
+        return Vec::new();
     };
     let sessions: Result<Vec<Session>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(plans.len());
