@@ -187,10 +187,11 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
     };
     let f0 = figures(first);
     let unit = match first.options {
-        super::TestOptions::Tpcc(_) => "connections",
-        _ => "threads",
+        super::TestOptions::Tpcc(_) => "connection",
+        _ => "thread",
     };
-    let _ = writeln!(w, "\n{test}  ({} {unit})", first.threads);
+    let plural = if first.threads == 1 { "" } else { "s" };
+    let _ = writeln!(w, "\n{test}  ({} {unit}{plural})", first.threads);
     let _ = writeln!(
         w,
         "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}",
