@@ -251,10 +251,10 @@ fn compare_shows_ratios_keeps_other_parameters_apart_and_names_bad_files() {
     let rows = std::fs::read_to_string(&csv).unwrap();
     assert!(rows.starts_with(spindle::report::compare::csv::HEADER));
     let scores = rows.lines().filter(|l| l.contains(",score,")).count();
-    // tiny.toml measures 6 tests: 3 sync fileio, 1 async fileio, 2 OLTP
+    // tiny.toml measures 7 tests: 3 sync fileio, 1 async fileio, 2 OLTP, 1 TPC-C
     assert_eq!(
         scores,
-        2 * 6,
+        2 * 7,
         "one score row per run × disk × test:\n{rows}"
     );
     let page = std::fs::read_to_string(&html).unwrap();
