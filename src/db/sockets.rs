@@ -70,6 +70,23 @@ pub(crate) fn client_runtime(
     }
 }
 
+/// A client thread's sessions are connected (or not): drop write interest from its sockets when
+/// they are (`tuned` counts them), tell the starting thread, wait at the start `barrier`.
+pub(crate) fn sessions_ready<T>(
+    sessions: &Result<T, String>,
+    polls: &[i32],
+    tuned: &std::sync::atomic::AtomicU64,
+    ready_tx: &std::sync::mpsc::Sender<Option<String>>,
+    barrier: &std::sync::Barrier,
+) {
+    if sessions.is_ok() {
+        let n = drop_write_interest(polls);
+        tuned.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+    let _ = ready_tx.send(sessions.as_ref().err().cloned());
+    barrier.wait();
+}
+
 /// Parses the `tfd:` lines of an eventpoll fdinfo: (fd, events, data).
 pub(crate) fn parse_fdinfo(text: &str) -> Vec<(i32, u32, u64)> {
     let mut out = Vec::new();

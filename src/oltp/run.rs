@@ -365,12 +365,7 @@ fn client_thread(
         }
         Ok(v)
     });
-    if sessions.is_ok() {
-        let n = crate::db::sockets::drop_write_interest(&polls);
-        shared.tuned_sockets.fetch_add(n as u64, Relaxed);
-    }
-    let _ = ready_tx.send(sessions.as_ref().err().cloned());
-    barrier.wait();
+    crate::db::sockets::sessions_ready(&sessions, &polls, &shared.tuned_sockets, ready_tx, barrier);
     let Ok(sessions) = sessions else {
         return Vec::new();
     };
