@@ -99,6 +99,14 @@ const STICK_FS: &str = "ext4";
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
+/// The tests of this file run one at a time: each daemon probes the machine's loop devices for
+/// its results stick, and run in parallel one test's daemon took another test's stick (seen in
+/// CI: the abort test's run was copied to the no-targets test's stick).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A FAT label unique to this process and test.
 fn unique_label() -> String {
     format!(
@@ -277,6 +285,7 @@ fn stick_listing(stick: &LoopStick) -> Vec<String> {
 
 #[test]
 fn button_start_runs_copies_to_the_stick_and_says_safe_to_remove() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let label = unique_label();
     let stick = LoopStick::new(STICK_FS, &label, 8 * 1024, |_| {});
@@ -327,6 +336,7 @@ fn button_start_runs_copies_to_the_stick_and_says_safe_to_remove() {
 
 #[test]
 fn long_run_is_aborted_cleanly_mid_phase() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let a = Appliance::start(&unique_label(), 60);
     assert_eq!(
@@ -357,6 +367,7 @@ fn long_run_is_aborted_cleanly_mid_phase() {
 
 #[test]
 fn full_stick_keeps_the_run_on_the_sd_card_and_shows_the_problem() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let label = unique_label();
     // A 1 MiB FAT image, nearly filled.
@@ -400,6 +411,7 @@ fn fs_free(p: &Path) -> u64 {
 
 #[test]
 fn stick_removed_before_the_copy_and_a_later_stick_gets_the_run() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let label = unique_label();
     let mut first = LoopStick::new(STICK_FS, &label, 8 * 1024, |_| {});
@@ -430,6 +442,7 @@ fn stick_removed_before_the_copy_and_a_later_stick_gets_the_run() {
 
 #[test]
 fn malformed_stick_config_is_reported_on_the_stick_and_nothing_is_copied() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let label = unique_label();
     let stick = LoopStick::new(STICK_FS, &label, 8 * 1024, |root| {
@@ -465,6 +478,7 @@ fn malformed_stick_config_is_reported_on_the_stick_and_nothing_is_copied() {
 #[test]
 #[ignore = "needs a kernel that can mount vfat; .ci/run runs it when /proc/filesystems has vfat"]
 fn fat_stick_receives_the_bundle() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let fss = std::fs::read_to_string("/proc/filesystems").unwrap();
     assert!(
@@ -483,6 +497,7 @@ fn fat_stick_receives_the_bundle() {
 
 #[test]
 fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let label = unique_label();
     let stick = LoopStick::new(STICK_FS, &label, 8 * 1024, |_| {});
@@ -573,6 +588,7 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
 
 #[test]
 fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     common::require_tools(
         "named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone",
@@ -703,6 +719,7 @@ impl RunLauncher for Broken {
 
 #[test]
 fn a_run_that_cannot_start_or_crashes_shows_error_and_keeps_a_note() {
+    let _one_at_a_time = one_at_a_time();
     // No root needed: no stick, a directory target, a launcher that fails.
     for panic in [false, true] {
         let dir = tempfile::tempdir().unwrap();
@@ -728,6 +745,7 @@ fn a_run_that_cannot_start_or_crashes_shows_error_and_keeps_a_note() {
 
 #[test]
 fn a_run_with_only_a_data_disk_leaves_a_note_on_the_stick_saying_why() {
+    let _one_at_a_time = one_at_a_time();
     require_root();
     let images = tempfile::tempdir().unwrap();
     let data = LoopDevice::new(images.path(), "data", 1200);
