@@ -565,13 +565,61 @@ fn split(r: &BenchResult) -> (u64, u64, u64, u64, u64) {
     (r.events, c.reads, c.writes, c.fsyncs, c.bytes_written)
 }
 
+/// A scratch directory on tmpfs (/dev/shm), where the kernel cannot start a request without
+/// blocking: async requests run at submission there. None where /dev/shm is not tmpfs.
+fn tmpfs_dir() -> Option<tempfile::TempDir> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let tmpfs = mounts.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 2 && f[1] == "/dev/shm" && f[2] == "tmpfs"
+    });
+    if !tmpfs {
+        eprintln!("/dev/shm is not tmpfs here: the run-at-submission path is not exercised");
+        return None;
+    }
+    Some(tempfile::tempdir_in("/dev/shm").unwrap())
+}
+
+/// The note of a run whose requests (some or all) ran at submission instead of on the ring.
+fn blocking_note(r: &BenchResult) -> Option<&String> {
+    r.notes.iter().find(|n| n.contains("without blocking"))
+}
+
 #[test]
 fn async_mode_gives_the_same_counts_and_split_as_sync_mode() {
+    // Three paths: buffered on the test disk (reads on the ring; writes where the kernel has no
+    // non-blocking buffered write, at submission), O_DIRECT (everything on the ring) and tmpfs
+    // (everything at submission).
     let d = tempfile::tempdir().unwrap();
-    let mut base = small(d.path(), TestMode::Rndrw);
-    prepare(&base);
-    base.time_limit = None;
-    base.events = 1200;
+    let shm = tmpfs_dir();
+    let mut places = vec![
+        (d.path().join("buffered"), false),
+        (d.path().join("direct"), true),
+    ];
+    if let Some(shm) = &shm {
+        places.push((shm.path().to_path_buf(), false));
+    }
+    for (dir, direct) in places {
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut base = small(&dir, TestMode::Rndrw);
+        base.extra_flags.direct = direct;
+        prepare(&base);
+        base.time_limit = None;
+        base.events = 1200;
+        let on_tmpfs = dir.starts_with("/dev/shm");
+        async_counts_match_sync(&base, |r| match (direct, on_tmpfs) {
+            (true, _) => assert_eq!(blocking_note(r), None, "O_DIRECT on ext4: all on the ring"),
+            (_, true) => assert!(
+                blocking_note(r).is_some_and(|n| n.contains("writes")),
+                "tmpfs: {:?}",
+                r.notes
+            ),
+            _ => {}
+        });
+    }
+}
+
+fn async_counts_match_sync(base: &FileioConfig, check_notes: impl Fn(&BenchResult)) {
     for mode in [TestMode::Rndrw, TestMode::Rndwr, TestMode::Seqrewr] {
         for (fsync_all, fsync_end) in [(false, false), (false, true), (true, false)] {
             let sync = FileioConfig {
@@ -604,6 +652,7 @@ fn async_mode_gives_the_same_counts_and_split_as_sync_mode() {
                     "{:?}",
                     r.notes
                 );
+                check_notes(&r);
             }
         }
     }
@@ -666,7 +715,14 @@ fn async_mode_times_each_request_from_submission_to_completion() {
 #[test]
 fn async_validate_checks_every_read_and_catches_a_corrupted_block() {
     let d = tempfile::tempdir().unwrap();
-    let dir = d.path();
+    async_validate_catches_corruption(d.path());
+    // On tmpfs the reads run at submission: the check is the same.
+    if let Some(shm) = tmpfs_dir() {
+        async_validate_catches_corruption(shm.path());
+    }
+}
+
+fn async_validate_catches_corruption(dir: &Path) {
     let opts = ["--file-num=4", "--file-total-size=4M", "--validate"];
     let asy = ["--file-io-mode=async", "--file-async-backlog=32"];
     ok(&spindle(dir, &[opts[0], opts[1], opts[2], "prepare"]));

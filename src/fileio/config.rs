@@ -26,6 +26,10 @@ impl TestMode {
     pub fn is_random(self) -> bool {
         matches!(self, TestMode::Rndrd | TestMode::Rndwr | TestMode::Rndrw)
     }
+    /// Modes that read.
+    pub fn reads(self) -> bool {
+        matches!(self, TestMode::Seqrd | TestMode::Rndrd | TestMode::Rndrw)
+    }
     /// Modes that write (and therefore fsync).
     pub fn writes(self) -> bool {
         !matches!(self, TestMode::Seqrd | TestMode::Rndrd)

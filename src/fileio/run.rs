@@ -71,6 +71,8 @@ pub(super) struct Shared<'a> {
     pub writes_done: AtomicU64,
     pub controller: &'a Controller,
     pub deadline: Option<Instant>,
+    /// Async mode: per file, which requests run at submission (see `uring::probe_blocking`).
+    pub blocking: Vec<super::uring::Blocking>,
     error: Mutex<Option<String>>,
     /// Set with `error`, read by workers on every event (an atomic, not the mutex).
     failed: AtomicBool,
@@ -114,6 +116,13 @@ pub fn run(
         _ => (0..cfg.threads).map(|_| None).collect(),
     };
     let files = TestFiles::open(cfg, mode)?;
+    let blocking = match cfg.io_mode {
+        IoMode::Async => {
+            let fds: Vec<_> = (0..files.count()).map(|i| files.fd(i)).collect();
+            super::uring::probe_blocking(&fds, cfg.block_size as usize)
+        }
+        _ => Vec::new(),
+    };
     let ram_bytes = crate::sys::HostInfo::collect().ram_bytes;
     let started_at = crate::sys::clock::now_rfc3339();
     let start = Instant::now();
@@ -126,6 +135,7 @@ pub fn run(
         writes_done: AtomicU64::new(0),
         controller,
         deadline: cfg.time_limit.map(|d| start + d),
+        blocking,
         error: Mutex::new(None),
         failed: AtomicBool::new(false),
     };
@@ -179,9 +189,12 @@ pub fn run(
     });
     let total_time = start.elapsed().as_secs_f64();
     let error = shared.error.lock().unwrap().take();
-    Ok(build_result(
+    let mut m = build_result(
         cfg, mode, &stats, intervals, total_time, ram_bytes, started_at, error,
-    ))
+    );
+    m.notes
+        .extend(super::uring::blocking_note(&shared.blocking, mode));
+    Ok(m)
 }
 
 pub(super) fn record_error(shared: &Shared, msg: String) {

@@ -20,6 +20,12 @@
 //!
 //! A worker submits everything the generator gave it in one `io_uring_enter`, which also waits
 //! for the next completion once its queue is full: one system call per completion batch.
+//!
+//! Files the kernel cannot start a request on without blocking (it refuses `RWF_NOWAIT`: every
+//! request on tmpfs, buffered writes on ext4) would have io_uring hand each request to a kernel
+//! worker thread, which costs more than the copy itself. libaio runs such requests to completion
+//! inside `io_submit`; spindle does the same: they run at submission (`pread`/`pwrite`/`fsync`),
+//! one at a time per thread, timed from start to end. `probe_blocking` finds them before the run.
 
 use super::checksum;
 use super::config::{Fill, FsyncMode};
@@ -116,6 +122,63 @@ pub fn unavailable_reason(errno: i32, io_uring_disabled: Option<u32>) -> String 
     }
 }
 
+/// Which requests to a file the kernel can only run by blocking (so io_uring would hand them to
+/// a kernel worker thread): they run at submission instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Blocking {
+    pub reads: bool,
+    /// Writes, and the fsyncs that follow them.
+    pub writes: bool,
+}
+
+/// Probes every file with `RWF_NOWAIT` (the flag io_uring's first, non-blocking attempt uses):
+/// `EOPNOTSUPP` means the kernel never starts such a request without blocking. The write probe
+/// writes back the `len` bytes just read at offset 0, so no byte of a file changes. Runs before
+/// the workers start (nothing else touches the files). A file that cannot be probed (shorter
+/// than `len`, read error) keeps the ring: the run itself reports any real error.
+pub fn probe_blocking(fds: &[RawFd], len: usize) -> Vec<Blocking> {
+    let mut buf = AlignedBuf::new(len);
+    fds.iter()
+        .map(|&fd| {
+            let iov = libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: len,
+            };
+            // SAFETY: `iov` points into `buf`, which outlives these calls.
+            let unsupported = |r: isize| {
+                r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP)
+            };
+            let full = unsafe { libc::pread(fd, iov.iov_base, len, 0) } == len as isize;
+            if unsupported(unsafe { libc::preadv2(fd, &iov, 1, 0, libc::RWF_NOWAIT) }) {
+                return Blocking {
+                    reads: true,
+                    writes: true,
+                };
+            }
+            Blocking {
+                reads: false,
+                writes: full
+                    && unsupported(unsafe { libc::pwritev2(fd, &iov, 1, 0, libc::RWF_NOWAIT) }),
+            }
+        })
+        .collect()
+}
+
+/// The result's note when some of the run's requests ran at submission (None: all on the ring).
+pub fn blocking_note(blocking: &[Blocking], mode: super::config::TestMode) -> Option<String> {
+    let reads = mode.reads() && blocking.iter().any(|b| b.reads);
+    let writes = mode.writes() && blocking.iter().any(|b| b.writes);
+    let what = match (reads, writes) {
+        (false, false) => return None,
+        (true, true) => "reads and writes",
+        (true, false) => "reads",
+        (false, true) => "writes",
+    };
+    Some(format!(
+        "async I/O: this file system cannot start {what} without blocking (the kernel refuses RWF_NOWAIT for them, as tmpfs does for every request and ext4 for buffered writes), so they run at submission, one at a time per thread, as libaio's do: the queue depth does not apply to them"
+    ))
+}
+
 /// One request in flight and its buffers (kept between requests, made on first use).
 struct Slot {
     req: Request,
@@ -146,7 +209,12 @@ struct Worker<'s, 'a> {
     /// Blocks finished since the generator was last asked (`--validate`).
     released: Vec<(u32, u64)>,
     batch: Vec<Request>,
-    cqes: Vec<(u64, i32)>,
+    /// Completions to account: (slot, result, when it completed).
+    cqes: Vec<(usize, i32, Instant)>,
+    /// Per file: which requests run at submission (`probe_blocking`).
+    blocking: &'s [Blocking],
+    /// Requests that ran at submission, not yet accounted.
+    inline_done: Vec<(usize, i32, Instant)>,
     /// Source of zero-fill writes (its bytes never change, so writes in flight share it).
     zeros: AlignedBuf,
     rng: Rng,
@@ -192,6 +260,8 @@ pub(super) fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>, ring: R
         released: Vec::new(),
         batch: Vec::with_capacity(backlog),
         cqes: Vec::with_capacity(backlog),
+        blocking: &shared.blocking,
+        inline_done: Vec::with_capacity(backlog),
         zeros: AlignedBuf::new(req_size),
         rng: worker_rng(cfg, t),
         req_size,
@@ -310,7 +380,7 @@ impl Worker<'_, '_> {
         }
     }
 
-    /// Queues `req` in a free slot (submitted with the next `submit_and_reap`).
+    /// Takes a free slot for `req` and starts it (on the ring, or at once for a blocking file).
     fn push(&mut self, req: Request) {
         let cfg = self.shared.cfg;
         let i = self.free.pop().expect("a free slot");
@@ -319,12 +389,10 @@ impl Worker<'_, '_> {
         slot.busy = true;
         slot.syncing = false;
         let size = self.req_size;
-        let sqe = match req {
+        let (file, op) = match req {
             Request::Read { file, pos, len } => {
                 let b = slot.buf.get_or_insert_with(|| AlignedBuf::new(size));
-                opcode::Read::new(types::Fd(self.fds[file as usize]), b.as_mut_ptr(), len)
-                    .offset(pos)
-                    .build()
+                (file, Op::Read(b.as_mut_ptr(), len, pos))
             }
             Request::Write { file, pos, len } => {
                 self.writes_in_flight += 1;
@@ -349,15 +417,76 @@ impl Worker<'_, '_> {
                 } else {
                     self.zeros.as_mut_ptr()
                 };
-                opcode::Write::new(types::Fd(self.fds[file as usize]), ptr, len)
-                    .offset(pos)
-                    .build()
+                (file, Op::Write(ptr, len, pos))
             }
-            Request::Fsync { file } => fsync_sqe(self.fds[file as usize], cfg.fsync_mode),
+            Request::Fsync { file } => (file, Op::Fsync),
             Request::Busy | Request::Stop => unreachable!("not a request for the disk"),
         };
-        self.enqueue(&sqe.user_data(i as u64));
-        self.pending.push(i);
+        self.issue(i, file, op, true);
+    }
+
+    /// Starts `op` on `file` for slot `i`: queued on the ring (submitted with the next
+    /// `submit_and_reap`; `fresh`: its clock starts then) or, for a file the kernel can only
+    /// serve by blocking, run now and kept for the next `submit_and_reap` to account.
+    fn issue(&mut self, i: usize, file: u32, op: Op, fresh: bool) {
+        let fd = self.fds[file as usize];
+        let b = self
+            .blocking
+            .get(file as usize)
+            .copied()
+            .unwrap_or_default();
+        let inline = match op {
+            Op::Read(..) => b.reads,
+            Op::Write(..) | Op::Fsync => b.writes,
+        };
+        if !inline {
+            let sqe = match op {
+                Op::Read(ptr, len, pos) => opcode::Read::new(types::Fd(fd), ptr, len)
+                    .offset(pos)
+                    .build(),
+                Op::Write(ptr, len, pos) => opcode::Write::new(types::Fd(fd), ptr, len)
+                    .offset(pos)
+                    .build(),
+                Op::Fsync => fsync_sqe(fd, self.shared.cfg.fsync_mode),
+            };
+            self.enqueue(&sqe.user_data(i as u64));
+            if fresh {
+                self.pending.push(i);
+            }
+            return;
+        }
+        if fresh {
+            self.slots[i].t0 = Instant::now();
+        }
+        // SAFETY: the buffers live in `self.slots` (or are `self.zeros`) and hold `len` bytes.
+        let r = unsafe {
+            match op {
+                Op::Read(ptr, len, pos) => libc::pread(
+                    fd,
+                    ptr as *mut libc::c_void,
+                    len as usize,
+                    pos as libc::off_t,
+                ),
+                Op::Write(ptr, len, pos) => libc::pwrite(
+                    fd,
+                    ptr as *const libc::c_void,
+                    len as usize,
+                    pos as libc::off_t,
+                ),
+                Op::Fsync => match self.shared.cfg.fsync_mode {
+                    FsyncMode::Fsync => libc::fsync(fd) as isize,
+                    FsyncMode::Fdatasync => libc::fdatasync(fd) as isize,
+                },
+            }
+        };
+        let res = if r < 0 {
+            -std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO)
+        } else {
+            r as i32
+        };
+        self.inline_done.push((i, res, Instant::now()));
     }
 
     fn enqueue(&mut self, sqe: &squeue::Entry) {
@@ -367,33 +496,42 @@ impl Worker<'_, '_> {
             .expect("the ring has room for every request in flight");
     }
 
-    /// Submits what is queued and waits for at least one completion; accounts for all there are.
+    /// Submits what is queued and waits for at least one completion (unless requests that ran
+    /// at submission are waiting); accounts for all there are.
     fn submit_and_reap(&mut self, st: &Mutex<WorkerStats>) -> Result<(), String> {
         let t0 = Instant::now();
         for &i in &self.pending {
             self.slots[i].t0 = t0;
         }
         self.pending.clear();
-        loop {
-            match self.ring.submit_and_wait(1) {
-                Ok(_) => break,
-                // A signal (Ctrl-C) during the wait; what was queued is submitted.
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
-                    if !self.ring.completion().is_empty() {
-                        break;
+        let want = usize::from(self.inline_done.is_empty());
+        if want == 1 || !self.ring.submission().is_empty() {
+            loop {
+                match self.ring.submit_and_wait(want) {
+                    Ok(_) => break,
+                    // A signal (Ctrl-C) during the wait; what was queued is submitted.
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                        if !self.ring.completion().is_empty() {
+                            break;
+                        }
                     }
+                    Err(e) => return Err(format!("io_uring submission failed: {e}")),
                 }
-                Err(e) => return Err(format!("io_uring submission failed: {e}")),
             }
         }
-        self.now = Instant::now();
+        let now = Instant::now();
+        self.now = now;
         self.cqes.clear();
-        self.cqes
-            .extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
+        self.cqes.extend(
+            self.ring
+                .completion()
+                .map(|c| (c.user_data() as usize, c.result(), now)),
+        );
+        self.cqes.append(&mut self.inline_done);
         let mut s = st.lock().unwrap();
         for k in 0..self.cqes.len() {
-            let (i, res) = self.cqes[k];
-            if let Err(msg) = self.complete(i as usize, res, &mut s) {
+            let (i, res, end) = self.cqes[k];
+            if let Err(msg) = self.complete(i, res, end, &mut s) {
                 // The run stops; the other requests in flight still complete and count.
                 record_error(self.shared, msg);
             }
@@ -402,11 +540,17 @@ impl Worker<'_, '_> {
     }
 
     /// One completion: checks it, frees its slot and accounts for the event.
-    fn complete(&mut self, i: usize, res: i32, s: &mut WorkerStats) -> Result<(), String> {
+    fn complete(
+        &mut self,
+        i: usize,
+        res: i32,
+        end: Instant,
+        s: &mut WorkerStats,
+    ) -> Result<(), String> {
         let cfg = self.shared.cfg;
         let slot = &mut self.slots[i];
         let req = slot.req;
-        let ns = self.now.saturating_duration_since(slot.t0).as_nanos() as u64;
+        let ns = end.saturating_duration_since(slot.t0).as_nanos() as u64;
         let outcome = match req {
             Request::Read { file, pos, len } => {
                 check_len(res, len, "read of", file, pos).and_then(|()| {
@@ -426,8 +570,7 @@ impl Worker<'_, '_> {
                 if r.is_ok() && cfg.fsync_all {
                     // The event goes on: the file's fsync, now that the write is done.
                     slot.syncing = true;
-                    let sqe = fsync_sqe(self.fds[file as usize], cfg.fsync_mode);
-                    self.enqueue(&sqe.user_data(i as u64));
+                    self.issue(i, file, Op::Fsync, false);
                     return Ok(());
                 }
                 r.map(|()| 0)
@@ -446,6 +589,14 @@ impl Worker<'_, '_> {
         account(self.shared, s, req, ns, outcome?);
         Ok(())
     }
+}
+
+/// A request's system call: buffer, length, offset.
+#[derive(Clone, Copy)]
+enum Op {
+    Read(*mut u8, u32, u64),
+    Write(*mut u8, u32, u64),
+    Fsync,
 }
 
 fn fsync_sqe(fd: RawFd, mode: FsyncMode) -> squeue::Entry {
@@ -500,6 +651,74 @@ fn overlaps(r: &Request, file: u32, pos: u64, len: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::io::AsRawFd;
+
+    /// Probes a 64 KiB file of known bytes in `dir`; the bytes must be unchanged afterwards.
+    fn probe_in(dir: &std::path::Path, direct: bool) -> Blocking {
+        let path = dir.join("probe");
+        let bytes: Vec<u8> = (0..65536u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut oo = std::fs::OpenOptions::new();
+        oo.read(true).write(true);
+        if direct {
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut oo, libc::O_DIRECT);
+        }
+        let f = oo.open(&path).unwrap();
+        let b = probe_blocking(&[f.as_raw_fd()], 16384)[0];
+        drop(f);
+        assert!(
+            std::fs::read(&path).unwrap() == bytes,
+            "the probe changed {path:?}"
+        );
+        b
+    }
+
+    #[test]
+    fn probe_finds_tmpfs_blocking_and_leaves_the_bytes_alone() {
+        let d = tempfile::tempdir().unwrap();
+        // The test disk: buffered reads and O_DIRECT never block before starting (ext4, xfs,
+        // btrfs); whether buffered writes do depends on the file system and kernel.
+        assert!(!probe_in(d.path(), false).reads);
+        if probe_in(d.path(), true) != Blocking::default() {
+            eprintln!("O_DIRECT refused RWF_NOWAIT here (file system without it)");
+        }
+        let shm = std::path::Path::new("/dev/shm");
+        if shm.is_dir() {
+            let d = tempfile::tempdir_in(shm).unwrap();
+            assert_eq!(
+                probe_in(d.path(), false),
+                Blocking {
+                    reads: true,
+                    writes: true
+                },
+                "tmpfs has no non-blocking path"
+            );
+        }
+    }
+
+    #[test]
+    fn the_note_names_what_ran_at_submission_for_the_mode() {
+        use crate::fileio::TestMode;
+        let w = [Blocking {
+            reads: false,
+            writes: true,
+        }];
+        assert_eq!(blocking_note(&w, TestMode::Rndrd), None);
+        assert!(blocking_note(&w, TestMode::Rndrw)
+            .unwrap()
+            .contains("start writes"));
+        let rw = [Blocking {
+            reads: true,
+            writes: true,
+        }];
+        assert!(blocking_note(&rw, TestMode::Rndrw)
+            .unwrap()
+            .contains("reads and writes"));
+        assert!(blocking_note(&rw, TestMode::Seqrd)
+            .unwrap()
+            .contains("start reads without"));
+        assert_eq!(blocking_note(&[Blocking::default()], TestMode::Rndrw), None);
+    }
 
     #[test]
     fn unavailable_reasons_name_the_cause_and_the_fix() {
