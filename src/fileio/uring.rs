@@ -215,6 +215,9 @@ struct Worker<'s, 'a> {
     blocking: &'s [Blocking],
     /// Requests that ran at submission, not yet accounted.
     inline_done: Vec<(usize, i32, Instant)>,
+    /// Every request of this run runs at submission: take the next only when the last one has
+    /// been accounted (one slot, one buffer hot in the cache; a batch would only add misses).
+    one_at_a_time: bool,
     /// Source of zero-fill writes (its bytes never change, so writes in flight share it).
     zeros: AlignedBuf,
     rng: Rng,
@@ -262,6 +265,11 @@ pub(super) fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>, ring: R
         cqes: Vec::with_capacity(backlog),
         blocking: &shared.blocking,
         inline_done: Vec::with_capacity(backlog),
+        one_at_a_time: shared
+            .blocking
+            .iter()
+            .all(|b| (b.reads || !shared.mode.reads()) && (b.writes || !shared.mode.writes()))
+            && !shared.blocking.is_empty(),
         zeros: AlignedBuf::new(req_size),
         rng: worker_rng(cfg, t),
         req_size,
@@ -330,6 +338,11 @@ impl Worker<'_, '_> {
         if self.finished || self.free.is_empty() {
             return;
         }
+        let room = if self.one_at_a_time {
+            usize::from(self.in_flight() == 0)
+        } else {
+            self.free.len()
+        };
         let mut batch = std::mem::take(&mut self.batch);
         {
             let shared = self.shared;
@@ -337,7 +350,7 @@ impl Worker<'_, '_> {
             for b in self.released.drain(..) {
                 g.release(b);
             }
-            while batch.len() < self.free.len() {
+            while batch.len() < room {
                 let req = g.next(
                     shared.reads_done.load(Ordering::Relaxed),
                     shared.writes_done.load(Ordering::Relaxed),
