@@ -8,6 +8,8 @@
 #
 # Environment (defaults keep the whole script to a few minutes):
 #   DURATION=5            seconds per run
+#   EVENTS=N              fixed work instead: N transactions per run (--events=N --time=0); the
+#                         client CPU per query is then measured over the same work for both
 #   ROUNDS=2              A/B pairs per workload and thread count (medians are reported)
 #   THREADS="4 16"        client thread counts
 #   WORKLOADS="read_write read_only point_select write_only"
@@ -15,6 +17,8 @@
 #   BUFFER_POOL=1G        innodb_buffer_pool_size of the benchmark server
 #   SPINDLE=target/release/spindle   (built with `cargo build --release` when missing)
 #   KEEP=1                keep the work directory (server stopped anyway)
+#   AGAINST=path/to/spindle  A/B of two spindle builds: this binary takes sysbench's place (in the
+#                         prepare and every pair; the tables show it in the "sysbench" columns)
 set -euo pipefail
 
 DURATION=${DURATION:-5}
@@ -26,11 +30,15 @@ TABLE_SIZE=${TABLE_SIZE:-100000}
 PREPARE_THREADS=${PREPARE_THREADS:-4}
 PREPARE_ROUNDS=${PREPARE_ROUNDS:-1}
 BUFFER_POOL=${BUFFER_POOL:-1G}
+EVENTS=${EVENTS:-}
+if [ -n "$EVENTS" ]; then LIMIT="--events=$EVENTS --time=0"; else LIMIT="--time=$DURATION"; fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPINDLE=${SPINDLE:-$ROOT/target/release/spindle}
 
 need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
-need sysbench "apt install sysbench"
+AGAINST=${AGAINST:-}
+[ -n "$AGAINST" ] || need sysbench "apt install sysbench"
+[ -z "$AGAINST" ] || [ -x "$AGAINST" ] || { echo "AGAINST=$AGAINST is not an executable" >&2; exit 1; }
 need python3 "apt install python3"
 [ -x /usr/bin/time ] || { echo "missing /usr/bin/time: apt install time" >&2; exit 1; }
 if [ ! -x "$SPINDLE" ]; then
@@ -101,6 +109,10 @@ for r in $(seq "$PREPARE_ROUNDS"); do
       "$SPINDLE" oltp read_write $(opts) cleanup >/dev/null
       measure spindle prepare read_write "$PREPARE_THREADS" -- \
         "$SPINDLE" oltp read_write $(opts) --threads="$PREPARE_THREADS" prepare
+    elif [ -n "$AGAINST" ]; then
+      "$AGAINST" oltp read_write $(opts) cleanup >/dev/null
+      measure sysbench prepare read_write "$PREPARE_THREADS" -- \
+        "$AGAINST" oltp read_write $(opts) --threads="$PREPARE_THREADS" prepare
     else
       sysbench oltp_read_write $(opts) cleanup >/dev/null
       measure sysbench prepare read_write "$PREPARE_THREADS" -- \
@@ -116,10 +128,13 @@ run_one() {
   local tool=$1 wl=$2 th=$3
   if [ "$tool" = spindle ]; then
     measure spindle run "$wl" "$th" -- \
-      "$SPINDLE" oltp "$wl" $(opts) --threads="$th" --time="$DURATION" run
+      "$SPINDLE" oltp "$wl" $(opts) --threads="$th" $LIMIT run
+  elif [ -n "$AGAINST" ]; then
+    measure sysbench run "$wl" "$th" -- \
+      "$AGAINST" oltp "$wl" $(opts) --threads="$th" $LIMIT run
   else
     measure sysbench run "$wl" "$th" -- \
-      sysbench "oltp_$wl" $(opts) --threads="$th" --time="$DURATION" run
+      sysbench "oltp_$wl" $(opts) --threads="$th" $LIMIT run
   fi
 }
 for th in $THREADS; do
@@ -135,12 +150,15 @@ done
 [ -n "${KEEP:-}" ] && cp "$RAW" "$WORK/raw-final.tsv"
 
 # --- summary.
-python3 - "$RAW" "$TABLES" "$TABLE_SIZE" "$PREPARE_THREADS" "$DURATION" "$ROUNDS" <<'EOF'
+python3 - "$RAW" "$TABLES" "$TABLE_SIZE" "$PREPARE_THREADS" "${EVENTS:+$EVENTS events}" "$DURATION" "$ROUNDS" "$AGAINST" <<'EOF'
 import sys, statistics as st
-raw, tables, size, pth, dur, rounds = sys.argv[1:]
+raw, tables, size, pth, events, dur, rounds, against = sys.argv[1:]
+run = events or f"{dur} s"
 rows = [l.rstrip("\n").split("\t") for l in open(raw) if l.strip()]
 def med(xs): return st.median(xs) if xs else float("nan")
-print(f"\nspindle oltp vs sysbench 1.0.20, same server, unix socket; {dur} s runs, "
+if against:
+    print(f"\nA/B of two spindle builds: the sysbench columns are {against}")
+print(f"\nspindle oltp vs sysbench 1.0.20, same server, unix socket; {run} runs, "
       f"{rounds} interleaved pairs; medians, and the median (min-max) of the pair-by-pair "
       f"ratios spindle/sysbench; tables={tables} table-size={size}\n")
 print("| workload | threads | tps spindle | tps sysbench | tps ratio | CPU µs/query spindle | "
