@@ -215,9 +215,9 @@ struct Worker<'s, 'a> {
     blocking: &'s [Blocking],
     /// Requests that ran at submission, not yet accounted.
     inline_done: Vec<(usize, i32, Instant)>,
-    /// Every request of this run runs at submission: take the next only when the last one has
-    /// been accounted (one slot, one buffer hot in the cache; a batch would only add misses).
-    one_at_a_time: bool,
+    /// Buffer of the reads (without `--validate`) and random-fill writes that run at submission:
+    /// each is done before the next starts, so one buffer serves them all and stays in the cache.
+    inline_buf: AlignedBuf,
     /// Source of zero-fill writes (its bytes never change, so writes in flight share it).
     zeros: AlignedBuf,
     rng: Rng,
@@ -265,11 +265,14 @@ pub(super) fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>, ring: R
         cqes: Vec::with_capacity(backlog),
         blocking: &shared.blocking,
         inline_done: Vec::with_capacity(backlog),
-        one_at_a_time: shared
-            .blocking
-            .iter()
-            .all(|b| (b.reads || !shared.mode.reads()) && (b.writes || !shared.mode.writes()))
-            && !shared.blocking.is_empty(),
+        inline_buf: {
+            let mut b = AlignedBuf::new(req_size);
+            if cfg.fill == Fill::Random {
+                let mut rng = worker_rng(cfg, t);
+                super::fill::randomize(b.as_mut_slice(), &mut rng);
+            }
+            b
+        },
         zeros: AlignedBuf::new(req_size),
         rng: worker_rng(cfg, t),
         req_size,
@@ -338,11 +341,6 @@ impl Worker<'_, '_> {
         if self.finished || self.free.is_empty() {
             return;
         }
-        let room = if self.one_at_a_time {
-            usize::from(self.in_flight() == 0)
-        } else {
-            self.free.len()
-        };
         let mut batch = std::mem::take(&mut self.batch);
         {
             let shared = self.shared;
@@ -350,7 +348,7 @@ impl Worker<'_, '_> {
             for b in self.released.drain(..) {
                 g.release(b);
             }
-            while batch.len() < room {
+            while batch.len() < self.free.len() {
                 let req = g.next(
                     shared.reads_done.load(Ordering::Relaxed),
                     shared.writes_done.load(Ordering::Relaxed),
@@ -396,6 +394,10 @@ impl Worker<'_, '_> {
     /// Takes a free slot for `req` and starts it (on the ring, or at once for a blocking file).
     fn push(&mut self, req: Request) {
         let cfg = self.shared.cfg;
+        let blk = match req {
+            Request::Read { file, .. } | Request::Write { file, .. } => self.inline(file),
+            _ => Blocking::default(),
+        };
         let i = self.free.pop().expect("a free slot");
         let slot = &mut self.slots[i];
         slot.req = req;
@@ -404,8 +406,14 @@ impl Worker<'_, '_> {
         let size = self.req_size;
         let (file, op) = match req {
             Request::Read { file, pos, len } => {
-                let b = slot.buf.get_or_insert_with(|| AlignedBuf::new(size));
-                (file, Op::Read(b.as_mut_ptr(), len, pos))
+                let ptr = if blk.reads && !cfg.validate {
+                    self.inline_buf.as_mut_ptr()
+                } else {
+                    slot.buf
+                        .get_or_insert_with(|| AlignedBuf::new(size))
+                        .as_mut_ptr()
+                };
+                (file, Op::Read(ptr, len, pos))
             }
             Request::Write { file, pos, len } => {
                 self.writes_in_flight += 1;
@@ -418,6 +426,10 @@ impl Worker<'_, '_> {
                         cfg.block_size,
                         rng,
                     );
+                    b.as_mut_ptr()
+                } else if cfg.fill == Fill::Random && blk.writes {
+                    let b = &mut self.inline_buf;
+                    super::fill::stamp(&mut b.as_mut_slice()[..len as usize], rng);
                     b.as_mut_ptr()
                 } else if cfg.fill == Fill::Random {
                     let b = slot.wbuf.get_or_insert_with(|| {
@@ -436,6 +448,14 @@ impl Worker<'_, '_> {
             Request::Busy | Request::Stop => unreachable!("not a request for the disk"),
         };
         self.issue(i, file, op, true);
+    }
+
+    /// Which requests to `file` run at submission.
+    fn inline(&self, file: u32) -> Blocking {
+        self.blocking
+            .get(file as usize)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Starts `op` on `file` for slot `i`: queued on the ring (submitted with the next
