@@ -70,6 +70,29 @@ pub(crate) fn client_runtime(
     }
 }
 
+/// Joins a run's client threads and returns their outputs in connection order (`idx`). After an
+/// abort (`all_done` false) a thread still waiting on the server is left behind: its numbers are
+/// lost with it. A thread that panicked is reported through `on_panic`.
+pub(crate) fn join_clients<T>(
+    handles: Vec<std::thread::JoinHandle<Vec<T>>>,
+    all_done: bool,
+    mut on_panic: impl FnMut(),
+    idx: impl Fn(&T) -> usize,
+) -> Vec<T> {
+    let mut outs = Vec::with_capacity(handles.len());
+    for h in handles {
+        if !all_done && !h.is_finished() {
+            continue;
+        }
+        match h.join() {
+            Ok(v) => outs.extend(v),
+            Err(_) => on_panic(),
+        }
+    }
+    outs.sort_by_key(|o| idx(o));
+    outs
+}
+
 /// A client thread's sessions are connected (or not): drop write interest from its sockets when
 /// they are (`tuned` counts them), tell the starting thread, wait at the start `barrier`.
 pub(crate) fn sessions_ready<T>(

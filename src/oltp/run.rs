@@ -188,17 +188,12 @@ pub fn run(
     let (intervals, finished) = watch(&shared, start, &done_rx, os_threads, controller, observer);
     let total_time_s = start.elapsed().as_secs_f64();
 
-    let mut outs: Vec<WorkerOut> = Vec::with_capacity(threads);
-    for h in handles {
-        if finished < os_threads && !h.is_finished() {
-            continue; // aborted: waiting on the server; its numbers are lost with it
-        }
-        match h.join() {
-            Ok(v) => outs.extend(v),
-            Err(_) => shared.set_fatal("a client thread panicked".into()),
-        }
-    }
-    outs.sort_by_key(|o| o.idx);
+    let outs = crate::db::sockets::join_clients(
+        handles,
+        finished >= os_threads,
+        || shared.set_fatal("a client thread panicked".into()),
+        |o: &WorkerOut| o.idx,
+    );
     Ok(build_result(
         cfg,
         &shared,

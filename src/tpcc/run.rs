@@ -211,17 +211,12 @@ pub fn run_logged(
         Some(t) => t.saturating_duration_since(measure_start).as_secs_f64(),
         None => 0.0,
     };
-    let mut outs = Vec::with_capacity(n);
-    for h in handles {
-        if !phases.all_done && !h.is_finished() {
-            continue; // aborted while waiting on the server: its numbers are lost with it
-        }
-        match h.join() {
-            Ok(o) => outs.extend(o),
-            Err(_) => shared.set_fatal("a client thread panicked".into()),
-        }
-    }
-    outs.sort_by_key(|o| o.idx);
+    let outs = crate::db::sockets::join_clients(
+        handles,
+        phases.all_done,
+        || shared.set_fatal("a client thread panicked".into()),
+        |o: &WorkerOut| o.idx,
+    );
     Ok(build_result(
         cfg,
         &shared,
