@@ -144,10 +144,11 @@ pub fn probe_blocking(fds: &[RawFd], len: usize) -> Vec<Blocking> {
                 iov_base: buf.as_mut_ptr() as *mut libc::c_void,
                 iov_len: len,
             };
-            // SAFETY: `iov` points into `buf`, which outlives these calls.
             let unsupported = |r: isize| {
                 r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP)
             };
+            // SAFETY (the three calls): `iov` points into `buf`, which holds `len` bytes and
+            // outlives them.
             let full = unsafe { libc::pread(fd, iov.iov_base, len, 0) } == len as isize;
             if unsupported(unsafe { libc::preadv2(fd, &iov, 1, 0, libc::RWF_NOWAIT) }) {
                 return Blocking {
@@ -463,11 +464,7 @@ impl Worker<'_, '_> {
     /// serve by blocking, run now and kept for the next `submit_and_reap` to account.
     fn issue(&mut self, i: usize, file: u32, op: Op, fresh: bool) {
         let fd = self.fds[file as usize];
-        let b = self
-            .blocking
-            .get(file as usize)
-            .copied()
-            .unwrap_or_default();
+        let b = self.inline(file);
         let inline = match op {
             Op::Read(..) => b.reads,
             Op::Write(..) | Op::Fsync => b.writes,
@@ -491,33 +488,36 @@ impl Worker<'_, '_> {
         if fresh {
             self.slots[i].t0 = Instant::now();
         }
-        // SAFETY: the buffers live in `self.slots` (or are `self.zeros`) and hold `len` bytes.
-        let r = unsafe {
-            match op {
-                Op::Read(ptr, len, pos) => libc::pread(
+        let errno = |e: std::io::Error| -e.raw_os_error().unwrap_or(libc::EIO);
+        let bytes = |r: isize| match r {
+            r if r < 0 => errno(std::io::Error::last_os_error()),
+            r => r as i32,
+        };
+        // SAFETY (pread, pwrite): the buffers live in `self.slots`, `self.inline_buf` or
+        // `self.zeros` and hold `len` bytes.
+        let res = match op {
+            Op::Read(ptr, len, pos) => bytes(unsafe {
+                libc::pread(
                     fd,
                     ptr as *mut libc::c_void,
                     len as usize,
                     pos as libc::off_t,
-                ),
-                Op::Write(ptr, len, pos) => libc::pwrite(
+                )
+            }),
+            Op::Write(ptr, len, pos) => bytes(unsafe {
+                libc::pwrite(
                     fd,
                     ptr as *const libc::c_void,
                     len as usize,
                     pos as libc::off_t,
-                ),
-                Op::Fsync => match self.shared.cfg.fsync_mode {
-                    FsyncMode::Fsync => libc::fsync(fd) as isize,
-                    FsyncMode::Fdatasync => libc::fdatasync(fd) as isize,
-                },
-            }
-        };
-        let res = if r < 0 {
-            -std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO)
-        } else {
-            r as i32
+                )
+            }),
+            // The sync mode's fsync (or fdatasync, per --file-fsync-mode).
+            Op::Fsync => self
+                .shared
+                .files
+                .sync(file as usize)
+                .map_or_else(errno, |()| 0),
         };
         self.inline_done.push((i, res, Instant::now()));
     }
