@@ -515,8 +515,7 @@ fn read_only_directory_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let ro = d.path().join("ro");
     std::fs::create_dir(&ro).unwrap();
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = is_root();
     if root {
         let st = Command::new("mount")
             .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
@@ -770,6 +769,83 @@ fn async_validate_catches_corruption(dir: &Path) {
         "{e}"
     );
     assert!(e.contains(&format!("offset {}", 10 * 16384)), "{e}");
+}
+
+#[test]
+fn async_runs_unregistered_when_the_locked_memory_limit_refuses_the_buffers() {
+    // 256 KiB of locked memory (and no CAP_IPC_LOCK, which root would otherwise bypass it
+    // with): room for the ring, not for 128 checksummed 16 KiB request buffers. The run goes on
+    // without them, checks every read as before and says why in its notes.
+    let have = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("setpriv") || !have("prlimit") {
+        eprintln!("setpriv/prlimit (util-linux) missing: the unregistered path is not exercised");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let opts = ["--file-num=4", "--file-total-size=16M", "--validate"];
+    ok(&spindle(dir, &[opts[0], opts[1], opts[2], "prepare"]));
+    let out = Command::new("setpriv")
+        .args(["--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock", "--"])
+        .args(["prlimit", "--memlock=262144:262144", "--"])
+        .arg(env!("CARGO_BIN_EXE_spindle"))
+        .arg("fileio")
+        .arg(format!("--dir={}", dir.display()))
+        .args(opts)
+        .args([
+            "--file-io-mode=async",
+            "--file-extra-flags=direct",
+            "--file-test-mode=rndrd",
+            "--time=0",
+            "--events=2000",
+            "--format=json",
+            "run",
+        ])
+        .output()
+        .unwrap();
+    let r = BenchResult::from_json(&ok(&out), "stdout").unwrap();
+    assert_eq!(counters(&r).validated_blocks, 2000);
+    assert!(
+        r.notes.iter().any(
+            |n| n.contains("could not register the request buffers") && n.contains("ulimit -l")
+        ),
+        "{:?}",
+        r.notes
+    );
+    // Unlimited (as root here): registered, no such note.
+    let out = spindle(
+        dir,
+        &[
+            opts[0],
+            opts[1],
+            opts[2],
+            "--file-io-mode=async",
+            "--file-extra-flags=direct",
+            "--file-test-mode=rndrd",
+            "--time=0",
+            "--events=2000",
+            "--format=json",
+            "run",
+        ],
+    );
+    let r = BenchResult::from_json(&ok(&out), "stdout").unwrap();
+    if is_root() {
+        assert!(
+            !r.notes.iter().any(|n| n.contains("could not register")),
+            "{:?}",
+            r.notes
+        );
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
 }
 
 #[test]

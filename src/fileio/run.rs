@@ -73,6 +73,8 @@ pub(super) struct Shared<'a> {
     pub deadline: Option<Instant>,
     /// Async mode: per file, which requests run at submission (see `uring::probe_blocking`).
     pub blocking: Vec<super::uring::Blocking>,
+    /// Async mode: what a worker could not register with its ring, and why (the first one).
+    pub unregistered: Mutex<Option<String>>,
     error: Mutex<Option<String>>,
     /// Set with `error`, read by workers on every event (an atomic, not the mutex).
     failed: AtomicBool,
@@ -136,6 +138,7 @@ pub fn run(
         controller,
         deadline: cfg.time_limit.map(|d| start + d),
         blocking,
+        unregistered: Mutex::new(None),
         error: Mutex::new(None),
         failed: AtomicBool::new(false),
     };
@@ -194,6 +197,9 @@ pub fn run(
     );
     m.notes
         .extend(super::uring::blocking_note(&shared.blocking, mode));
+    if let Some(what) = shared.unregistered.lock().unwrap().take() {
+        m.notes.push(super::uring::unregistered_note(&what));
+    }
     Ok(m)
 }
 

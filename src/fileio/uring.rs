@@ -29,7 +29,7 @@
 //! ring (`Registered`), so the kernel neither looks a file up nor pins a buffer's pages per
 //! request; where the kernel refuses (the locked-memory limit of a user without
 //! `CAP_IPC_LOCK`), requests name the file and buffer as they would without: same requests,
-//! more kernel CPU each.
+//! more kernel CPU each, and the result's notes say which and why (`unregistered_note`).
 //!
 //! Files the kernel cannot start a request on without blocking (it refuses `RWF_NOWAIT`: every
 //! request on tmpfs, buffered writes on ext4) would have io_uring hand each request to a kernel
@@ -188,6 +188,19 @@ pub fn blocking_note(blocking: &[Blocking], mode: super::config::TestMode) -> Op
     Some(format!(
         "async I/O: this file system cannot start {what} without blocking (the kernel refuses RWF_NOWAIT for them, as tmpfs does for every request and ext4 for buffered writes), so they run at submission, one at a time per thread, as libaio's do: the queue depth does not apply to them"
     ))
+}
+
+/// The result's note when a worker could not register its files or buffers with its ring
+/// (`what`: which, and the kernel's error).
+pub fn unregistered_note(what: &str) -> String {
+    let memlock = if what.contains("os error 12") {
+        " (ENOMEM: the locked-memory limit, `ulimit -l`, of a user without CAP_IPC_LOCK; raise it or run as root)"
+    } else {
+        ""
+    };
+    format!(
+        "async I/O: io_uring could not register the {what}{memlock}, so requests named them one by one: the same requests, more kernel CPU each"
+    )
 }
 
 /// One request in flight and its buffers (kept between requests; made on first use, or before
@@ -353,8 +366,14 @@ impl Worker<'_, '_> {
         if !on_ring {
             return;
         }
-        let submitter = self.ring.submitter();
-        self.reg.files = submitter.register_files(&self.fds).is_ok();
+        let unregistered = |what: &str, e: std::io::Error| {
+            let mut u = self.shared.unregistered.lock().unwrap();
+            u.get_or_insert_with(|| format!("{what} ({e})"));
+        };
+        match self.ring.submitter().register_files(&self.fds) {
+            Ok(()) => self.reg.files = true,
+            Err(e) => unregistered("test files", e),
+        }
 
         let size = self.req_size;
         let writes = mode.writes() && !cfg.validate;
@@ -394,7 +413,8 @@ impl Worker<'_, '_> {
         }
         // SAFETY: every iovec is a live buffer of `size` bytes owned by this worker; none is
         // freed or replaced before the ring (the first field of `Worker`) is closed.
-        if unsafe { self.ring.submitter().register_buffers(&iovecs) }.is_err() {
+        if let Err(e) = unsafe { self.ring.submitter().register_buffers(&iovecs) } {
+            unregistered("request buffers", e);
             return;
         }
         let n = self.slots.len() as u16;
