@@ -36,10 +36,12 @@
 //! worker thread, which costs more than the copy itself. libaio runs such requests to completion
 //! inside `io_submit`; spindle does the same: they run at submission (`pread`/`pwrite`/`fsync`),
 //! one at a time per thread, timed from start to end. `probe_blocking` finds them before the run.
+//!
+//! Here: the worker. `setup`: the ring and why it could not be set up; `nowait`: which files'
+//! requests run at submission; `register`: the files and buffers registered with the ring.
 
 use super::checksum;
 use super::config::{Fill, FsyncMode};
-use super::error::FileioError;
 use super::files::AlignedBuf;
 use super::generator::Request;
 use super::run::{account, record_error, worker_rng, Shared, WorkerStats};
@@ -50,158 +52,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// A worker's ring, set up before the run starts (so "io_uring unavailable" is found first).
-pub struct Ring {
-    ring: IoUring,
-    /// Set up disabled (single-issuer rings): the worker thread enables it and so owns it.
-    disabled: bool,
-}
+mod nowait;
+mod register;
+mod setup;
 
-impl Ring {
-    /// A ring with room for `backlog` requests. Tries the cheapest setup first (one submitter,
-    /// completions run when the worker waits: kernel 6.1+), then older kernels' setups.
-    pub fn new(backlog: u32) -> Result<Ring, FileioError> {
-        type Setup = fn(&mut io_uring::Builder);
-        let setups: [(Setup, bool); 3] = [
-            (
-                |b| {
-                    b.setup_single_issuer()
-                        .setup_defer_taskrun()
-                        .setup_r_disabled();
-                },
-                true,
-            ),
-            (
-                |b| {
-                    b.setup_coop_taskrun();
-                },
-                false,
-            ),
-            (|_| {}, false),
-        ];
-        let mut last = None;
-        for (setup, disabled) in setups {
-            let mut b = IoUring::builder();
-            setup(&mut b);
-            match b.build(backlog) {
-                Ok(ring) => return Ok(Ring { ring, disabled }),
-                // EINVAL: this kernel does not know a setup flag; try the next setup.
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
-                Err(e) => return Err(unavailable(&e)),
-            }
-        }
-        Err(unavailable(&last.expect("at least one setup was tried")))
-    }
-}
-
-/// The typed error for a failed `io_uring_setup`, with the cause read from the running system.
-fn unavailable(e: &std::io::Error) -> FileioError {
-    let sysctl = crate::sys::SysRoot::host().read_parsed("/proc/sys/kernel/io_uring_disabled");
-    FileioError::IoUringUnavailable {
-        reason: unavailable_reason(e.raw_os_error().unwrap_or(0), sysctl),
-    }
-}
-
-/// Why `io_uring_setup` failed with `errno`, given the `kernel.io_uring_disabled` setting (when
-/// the kernel has it), and what to do about it.
-pub fn unavailable_reason(errno: i32, io_uring_disabled: Option<u32>) -> String {
-    const SYNC: &str = "or use synchronous I/O";
-    match (errno, io_uring_disabled) {
-        (libc::EPERM, Some(2)) => format!(
-            "the kernel setting kernel.io_uring_disabled = 2 turns io_uring off for every process: set it to 0 (sysctl -w kernel.io_uring_disabled=0), {SYNC}"
-        ),
-        (libc::EPERM, Some(1)) => format!(
-            "the kernel setting kernel.io_uring_disabled = 1 allows io_uring only to members of the group in kernel.io_uring_group: set it to 0, add this user to that group, {SYNC}"
-        ),
-        (libc::EPERM, _) => format!(
-            "io_uring_setup was refused (EPERM): a seccomp filter (a container's default profile, for one) or a security module blocks it: allow io_uring for this process, {SYNC}"
-        ),
-        (libc::ENOSYS, _) => format!(
-            "io_uring_setup does not exist (ENOSYS): the kernel was built without io_uring (CONFIG_IO_URING) or is older than 5.1, or a seccomp filter (a container's, for one) hides it: run on a kernel with io_uring outside such a filter, {SYNC}"
-        ),
-        (libc::ENOMEM, _) => format!(
-            "the kernel could not allocate the ring (ENOMEM): raise the locked-memory limit (ulimit -l), lower the requests in flight, {SYNC}"
-        ),
-        (libc::EMFILE | libc::ENFILE, _) => format!(
-            "no file descriptor left for the ring: raise the open-file limit (ulimit -n), {SYNC}"
-        ),
-        _ => format!(
-            "io_uring_setup failed: {}: {SYNC}",
-            std::io::Error::from_raw_os_error(errno)
-        ),
-    }
-}
-
-/// Which requests to a file the kernel can only run by blocking (so io_uring would hand them to
-/// a kernel worker thread): they run at submission instead.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Blocking {
-    pub reads: bool,
-    /// Writes, and the fsyncs that follow them.
-    pub writes: bool,
-}
-
-/// Probes every file with `RWF_NOWAIT` (the flag io_uring's first, non-blocking attempt uses):
-/// `EOPNOTSUPP` means the kernel never starts such a request without blocking. The write probe
-/// writes back the `len` bytes just read at offset 0, so no byte of a file changes. Runs before
-/// the workers start (nothing else touches the files). A file that cannot be probed (shorter
-/// than `len`, read error) keeps the ring: the run itself reports any real error.
-pub fn probe_blocking(fds: &[RawFd], len: usize) -> Vec<Blocking> {
-    let mut buf = AlignedBuf::new(len);
-    fds.iter()
-        .map(|&fd| {
-            let iov = libc::iovec {
-                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-                iov_len: len,
-            };
-            let unsupported = |r: isize| {
-                r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP)
-            };
-            // SAFETY (the three calls): `iov` points into `buf`, which holds `len` bytes and
-            // outlives them.
-            let full = unsafe { libc::pread(fd, iov.iov_base, len, 0) } == len as isize;
-            if unsupported(unsafe { libc::preadv2(fd, &iov, 1, 0, libc::RWF_NOWAIT) }) {
-                return Blocking {
-                    reads: true,
-                    writes: true,
-                };
-            }
-            Blocking {
-                reads: false,
-                writes: full
-                    && unsupported(unsafe { libc::pwritev2(fd, &iov, 1, 0, libc::RWF_NOWAIT) }),
-            }
-        })
-        .collect()
-}
-
-/// The result's note when some of the run's requests ran at submission (None: all on the ring).
-pub fn blocking_note(blocking: &[Blocking], mode: super::config::TestMode) -> Option<String> {
-    let reads = mode.reads() && blocking.iter().any(|b| b.reads);
-    let writes = mode.writes() && blocking.iter().any(|b| b.writes);
-    let what = match (reads, writes) {
-        (false, false) => return None,
-        (true, true) => "reads and writes",
-        (true, false) => "reads",
-        (false, true) => "writes",
-    };
-    Some(format!(
-        "async I/O: this file system cannot start {what} without blocking (the kernel refuses RWF_NOWAIT for them, as tmpfs does for every request and ext4 for buffered writes), so they run at submission, one at a time per thread, as libaio's do: the queue depth does not apply to them"
-    ))
-}
-
-/// The result's note when a worker could not register its files or buffers with its ring
-/// (`what`: which, and the kernel's error).
-pub fn unregistered_note(what: &str) -> String {
-    let memlock = if what.contains("os error 12") {
-        " (ENOMEM: the locked-memory limit, `ulimit -l`, of a user without CAP_IPC_LOCK; raise it or run as root)"
-    } else {
-        ""
-    };
-    format!(
-        "async I/O: io_uring could not register the {what}{memlock}, so requests named them one by one: the same requests, more kernel CPU each"
-    )
-}
+pub use nowait::{blocking_note, probe_blocking, Blocking};
+pub use register::unregistered_note;
+use register::{random_wbuf, Registered};
+pub use setup::{unavailable_reason, Ring};
 
 /// One request in flight and its buffers (kept between requests; made on first use, or before
 /// the run when they are registered with the ring).
@@ -216,27 +74,6 @@ struct Slot {
     buf: Option<AlignedBuf>,
     /// Random-fill writes come from here (never read into).
     wbuf: Option<AlignedBuf>,
-}
-
-/// What a worker registered with its ring: the files (a request names the file's index) and
-/// its request buffers (a request names the buffer's index). Buffers are numbered in this
-/// order: every `Slot::buf`, every `Slot::wbuf`, `Worker::zeros`, `Worker::scratch` — those of
-/// them that ring requests of this test use.
-#[derive(Clone, Copy, Debug, Default)]
-struct Registered {
-    files: bool,
-    /// Index of slot 0's `buf`; slot i's is `buf + i`.
-    buf: Option<u16>,
-    /// Index of slot 0's `wbuf`.
-    wbuf: Option<u16>,
-    zeros: Option<u16>,
-    scratch: Option<u16>,
-}
-
-impl Registered {
-    fn slot(base: Option<u16>, i: usize) -> Option<u16> {
-        base.map(|b| b + i as u16)
-    }
 }
 
 /// One async worker's state. The ring is the first field, so it is closed (and the kernel lets
@@ -346,91 +183,7 @@ pub(super) fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>, ring: R
     }
 }
 
-/// A buffer for random-fill writes: random bytes, stamped per request.
-fn random_wbuf(size: usize, rng: &mut Rng) -> AlignedBuf {
-    let mut b = AlignedBuf::new(size);
-    super::fill::randomize(b.as_mut_slice(), rng);
-    b
-}
-
 impl Worker<'_, '_> {
-    /// Registers the files and the buffers this test's ring requests use (made now, for every
-    /// slot, instead of on first use). Nothing to do when every request runs at submission.
-    fn register(&mut self) {
-        let cfg = self.shared.cfg;
-        let mode = self.shared.mode;
-        let on_ring = (0..self.fds.len()).any(|f| {
-            let b = self.inline(f as u32);
-            (mode.reads() && !b.reads) || (mode.writes() && !b.writes)
-        });
-        if !on_ring {
-            return;
-        }
-        let unregistered = |what: &str, e: std::io::Error| {
-            let mut u = self.shared.unregistered.lock().unwrap();
-            u.get_or_insert_with(|| format!("{what} ({e})"));
-        };
-        match self.ring.submitter().register_files(&self.fds) {
-            Ok(()) => self.reg.files = true,
-            Err(e) => unregistered("test files", e),
-        }
-
-        let size = self.req_size;
-        let writes = mode.writes() && !cfg.validate;
-        let (bufs, wbufs, zeros, scratch) = (
-            cfg.validate,
-            writes && cfg.fill == Fill::Random,
-            writes && cfg.fill != Fill::Random,
-            mode.reads() && !cfg.validate,
-        );
-        let mut iovecs = Vec::new();
-        let mut add = |b: &mut AlignedBuf| {
-            iovecs.push(libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: size,
-            })
-        };
-        if bufs {
-            for s in &mut self.slots {
-                add(s.buf.get_or_insert_with(|| AlignedBuf::new(size)));
-            }
-        }
-        if wbufs {
-            for s in &mut self.slots {
-                add(s
-                    .wbuf
-                    .get_or_insert_with(|| random_wbuf(size, &mut self.rng)));
-            }
-        }
-        if zeros {
-            add(&mut self.zeros);
-        }
-        if scratch {
-            add(&mut self.scratch);
-        }
-        if iovecs.is_empty() {
-            return;
-        }
-        // SAFETY: every iovec is a live buffer of `size` bytes owned by this worker; none is
-        // freed or replaced before the ring (the first field of `Worker`) is closed.
-        if let Err(e) = unsafe { self.ring.submitter().register_buffers(&iovecs) } {
-            unregistered("request buffers", e);
-            return;
-        }
-        let n = self.slots.len() as u16;
-        let mut next = 0u16;
-        let mut take = |used: bool, count: u16| {
-            used.then(|| {
-                next += count;
-                next - count
-            })
-        };
-        self.reg.buf = take(bufs, n);
-        self.reg.wbuf = take(wbufs, n);
-        self.reg.zeros = take(zeros, 1);
-        self.reg.scratch = take(scratch, 1);
-    }
-
     fn in_flight(&self) -> usize {
         self.slots.len() - self.free.len()
     }
@@ -829,164 +582,6 @@ fn overlaps(r: &Request, file: u32, pos: u64, len: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::io::AsRawFd;
-
-    /// Probes a 64 KiB file of known bytes in `dir`; the bytes must be unchanged afterwards.
-    fn probe_in(dir: &std::path::Path, direct: bool) -> Blocking {
-        let path = dir.join("probe");
-        let bytes: Vec<u8> = (0..65536u32).map(|i| (i * 7 % 251) as u8).collect();
-        std::fs::write(&path, &bytes).unwrap();
-        let mut oo = std::fs::OpenOptions::new();
-        oo.read(true).write(true);
-        if direct {
-            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut oo, libc::O_DIRECT);
-        }
-        let f = oo.open(&path).unwrap();
-        let b = probe_blocking(&[f.as_raw_fd()], 16384)[0];
-        drop(f);
-        assert!(
-            std::fs::read(&path).unwrap() == bytes,
-            "the probe changed {path:?}"
-        );
-        b
-    }
-
-    #[test]
-    fn probe_finds_tmpfs_blocking_and_leaves_the_bytes_alone() {
-        let d = tempfile::tempdir().unwrap();
-        // The test disk: buffered reads and O_DIRECT never block before starting (ext4, xfs,
-        // btrfs); whether buffered writes do depends on the file system and kernel.
-        assert!(!probe_in(d.path(), false).reads);
-        if probe_in(d.path(), true) != Blocking::default() {
-            eprintln!("O_DIRECT refused RWF_NOWAIT here (file system without it)");
-        }
-        let shm = std::path::Path::new("/dev/shm");
-        if shm.is_dir() {
-            let d = tempfile::tempdir_in(shm).unwrap();
-            assert_eq!(
-                probe_in(d.path(), false),
-                Blocking {
-                    reads: true,
-                    writes: true
-                },
-                "tmpfs has no non-blocking path"
-            );
-        }
-    }
-
-    #[test]
-    fn the_note_names_what_ran_at_submission_for_the_mode() {
-        use crate::fileio::TestMode;
-        let w = [Blocking {
-            reads: false,
-            writes: true,
-        }];
-        assert_eq!(blocking_note(&w, TestMode::Rndrd), None);
-        assert!(blocking_note(&w, TestMode::Rndrw)
-            .unwrap()
-            .contains("start writes"));
-        let rw = [Blocking {
-            reads: true,
-            writes: true,
-        }];
-        assert!(blocking_note(&rw, TestMode::Rndrw)
-            .unwrap()
-            .contains("reads and writes"));
-        assert!(blocking_note(&rw, TestMode::Seqrd)
-            .unwrap()
-            .contains("start reads without"));
-        assert_eq!(blocking_note(&[Blocking::default()], TestMode::Rndrw), None);
-    }
-
-    #[test]
-    fn unavailable_reasons_name_the_cause_and_the_fix() {
-        let r = unavailable_reason(libc::EPERM, Some(2));
-        assert!(
-            r.contains("kernel.io_uring_disabled = 2") && r.contains("sysctl"),
-            "{r}"
-        );
-        let r = unavailable_reason(libc::EPERM, Some(1));
-        assert!(r.contains("io_uring_group"), "{r}");
-        let r = unavailable_reason(libc::EPERM, Some(0));
-        assert!(r.contains("seccomp"), "{r}");
-        let r = unavailable_reason(libc::EPERM, None);
-        assert!(r.contains("seccomp"), "{r}");
-        let r = unavailable_reason(libc::ENOSYS, None);
-        assert!(
-            r.contains("CONFIG_IO_URING") && r.contains("seccomp"),
-            "{r}"
-        );
-        let r = unavailable_reason(libc::ENOMEM, Some(0));
-        assert!(r.contains("ulimit -l"), "{r}");
-        for errno in [libc::EPERM, libc::ENOSYS, libc::ENOMEM, libc::EFAULT] {
-            assert!(
-                unavailable_reason(errno, Some(0)).ends_with("synchronous I/O"),
-                "{errno}"
-            );
-        }
-        let e = FileioError::IoUringUnavailable {
-            reason: unavailable_reason(libc::ENOSYS, None),
-        };
-        assert_eq!(e.option(), Some("file-io-mode"));
-        assert!(e.to_string().starts_with("asynchronous I/O uses io_uring"));
-    }
-
-    #[test]
-    fn a_ring_can_be_set_up_here() {
-        // The machines this project builds and tests on have io_uring; if one does not, the
-        // error says why (and this test shows it).
-        if let Err(e) = Ring::new(8) {
-            panic!("{e}");
-        }
-    }
-
-    #[test]
-    fn a_registered_file_and_buffer_are_named_by_index() {
-        // What `Worker::issue` builds for a registered file: the file's index in the fd field
-        // and FIXED_FILE (as `types::Fixed` does), with a registered buffer (ReadFixed).
-        let d = tempfile::tempdir().unwrap();
-        let bytes: Vec<u8> = (0..8192u32).map(|i| (i * 13 % 251) as u8).collect();
-        let (a, b) = (d.path().join("a"), d.path().join("b"));
-        std::fs::write(&a, vec![0u8; 8192]).unwrap();
-        std::fs::write(&b, &bytes).unwrap();
-        let (fa, fb) = (
-            std::fs::File::open(&a).unwrap(),
-            std::fs::File::open(&b).unwrap(),
-        );
-        let Ring { mut ring, disabled } = Ring::new(8).unwrap();
-        if disabled {
-            ring.submitter().register_enable_rings().unwrap();
-        }
-        ring.submitter()
-            .register_files(&[fa.as_raw_fd(), fb.as_raw_fd()])
-            .unwrap();
-        let mut bufs = [AlignedBuf::new(4096), AlignedBuf::new(4096)];
-        let iovecs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: 4096,
-            })
-            .collect();
-        // SAFETY: both buffers outlive the ring (dropped first below).
-        unsafe { ring.submitter().register_buffers(&iovecs) }.unwrap();
-        let sqe = opcode::ReadFixed::new(types::Fd(1), bufs[1].as_mut_ptr(), 4096, 1)
-            .offset(4096)
-            .build()
-            .flags(squeue::Flags::FIXED_FILE);
-        // SAFETY: the buffer is registered and lives until the completion is reaped.
-        unsafe { ring.submission().push(&sqe) }.unwrap();
-        ring.submit_and_wait(1).unwrap();
-        let res = ring.completion().next().unwrap().result();
-        drop(ring);
-        assert_eq!(res, 4096);
-        assert_eq!(
-            bufs[1].as_slice(),
-            &bytes[4096..],
-            "file 1 (b) at offset 4096"
-        );
-        assert!(bufs[0].as_slice().iter().all(|&x| x == 0));
-    }
 
     #[test]
     fn overlap_is_by_byte_range_in_the_same_file() {
