@@ -790,22 +790,25 @@ fn async_runs_unregistered_when_the_locked_memory_limit_refuses_the_buffers() {
     let dir = d.path();
     let opts = ["--file-num=4", "--file-total-size=16M", "--validate"];
     ok(&spindle(dir, &[opts[0], opts[1], opts[2], "prepare"]));
+    let run_args = [
+        opts[0],
+        opts[1],
+        opts[2],
+        "--file-io-mode=async",
+        "--file-extra-flags=direct",
+        "--file-test-mode=rndrd",
+        "--time=0",
+        "--events=2000",
+        "--format=json",
+        "run",
+    ];
     let out = Command::new("setpriv")
         .args(["--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock", "--"])
         .args(["prlimit", "--memlock=262144:262144", "--"])
         .arg(env!("CARGO_BIN_EXE_spindle"))
         .arg("fileio")
         .arg(format!("--dir={}", dir.display()))
-        .args(opts)
-        .args([
-            "--file-io-mode=async",
-            "--file-extra-flags=direct",
-            "--file-test-mode=rndrd",
-            "--time=0",
-            "--events=2000",
-            "--format=json",
-            "run",
-        ])
+        .args(run_args)
         .output()
         .unwrap();
     let r = BenchResult::from_json(&ok(&out), "stdout").unwrap();
@@ -818,21 +821,7 @@ fn async_runs_unregistered_when_the_locked_memory_limit_refuses_the_buffers() {
         r.notes
     );
     // Unlimited (as root here): registered, no such note.
-    let out = spindle(
-        dir,
-        &[
-            opts[0],
-            opts[1],
-            opts[2],
-            "--file-io-mode=async",
-            "--file-extra-flags=direct",
-            "--file-test-mode=rndrd",
-            "--time=0",
-            "--events=2000",
-            "--format=json",
-            "run",
-        ],
-    );
+    let out = spindle(dir, &run_args);
     let r = BenchResult::from_json(&ok(&out), "stdout").unwrap();
     if is_root() {
         assert!(
