@@ -281,9 +281,10 @@ impl Worker<'_, '_> {
     /// Takes a free slot for `req` and starts it (on the ring, or at once for a blocking file).
     fn push(&mut self, req: Request) {
         let cfg = self.shared.cfg;
-        let blk = match req {
-            Request::Read { file, .. } | Request::Write { file, .. } => self.inline(file),
-            _ => Blocking::default(),
+        // Only a write's buffer depends on it (reads land in `scratch` or the slot's buffer).
+        let write_inline = match req {
+            Request::Write { file, .. } => self.inline(file).writes,
+            _ => false,
         };
         let i = self.free.pop().expect("a free slot");
         let slot = &mut self.slots[i];
@@ -314,7 +315,7 @@ impl Worker<'_, '_> {
                         rng,
                     );
                     (b.as_mut_ptr(), Registered::slot(reg.buf, i))
-                } else if cfg.fill == Fill::Random && blk.writes {
+                } else if cfg.fill == Fill::Random && write_inline {
                     let b = &mut self.inline_wbuf;
                     super::fill::stamp(&mut b.as_mut_slice()[..len as usize], rng);
                     (b.as_mut_ptr(), None)
