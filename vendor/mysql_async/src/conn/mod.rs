@@ -418,6 +418,35 @@ impl Conn {
         }
     }
 
+    /// `exec_drop` of a prepared statement, awaited without boxed futures.
+    ///
+    /// spindle patch: `Queryable::exec_drop` goes through three boxed futures per call
+    /// (`exec_drop`, `exec_iter`, `ExecRoutine::call`) and clones the `Statement`; a benchmark
+    /// client runs this once per query. Same protocol, same state handling as `exec_drop`: a
+    /// pending result is dropped before the command is written (`write_command`), the routine's
+    /// rules for fatal errors apply, and the result is dropped undecoded.
+    pub async fn exec_drop_unboxed(
+        &mut self,
+        stmt: &crate::Statement,
+        params: crate::Params,
+    ) -> Result<()> {
+        self.inner.disconnected = true;
+        match routines::exec_body(self, stmt, params).await {
+            Ok(()) => self.inner.disconnected = false,
+            Err(err @ crate::Error::Server(_)) => {
+                self.inner.disconnected = false;
+                return Err(err);
+            }
+            Err(err) => {
+                if self.inner.stream.is_some() {
+                    self.take_stream().close().await?;
+                }
+                return Err(err);
+            }
+        }
+        QueryResult::<'_, '_, BinaryProtocol>::new(self).drop_result().await
+    }
+
     /// Returns server version.
     pub fn server_version(&self) -> (u16, u16, u16) {
         self.inner.version

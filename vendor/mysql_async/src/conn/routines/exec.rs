@@ -39,60 +39,66 @@ impl Routine<()> for ExecRoutine<'_> {
             mysql_async.query.params = field::Empty,
         );
 
-        let stmt_id = self.stmt.id();
-        let expected_num_params = self.stmt.num_params();
-        let params = self
-            .params
-            .into_values(Some(self.stmt.named_params.as_slice()).filter(|x| !x.is_empty()));
-
-        let fut = async move {
-            let params = params?;
-            #[cfg(feature = "tracing")]
-            if tracing::span_enabled!(Level::DEBUG) {
-                // The params may contain sensitive data. Restrict to DEBUG.
-                // TODO: make more efficient
-                // TODO: use intersperse() once stable
-                let sep = std::iter::repeat(", ");
-                let ps = params
-                    .iter()
-                    .map(|p| p.as_sql(true))
-                    .zip(sep)
-                    .map(|(val, sep)| val + sep)
-                    .collect::<String>();
-                Span::current().record("mysql_async.query.params", ps);
-            }
-
-            if params.len() > MAX_STATEMENT_PARAMS {
-                Err(DriverError::StmtParamsNumberExceedsLimit {
-                    supplied: params.len(),
-                })?
-            }
-
-            if expected_num_params as usize != params.len() {
-                Err(DriverError::StmtParamsMismatch {
-                    required: expected_num_params,
-                    supplied: params.len(),
-                })?
-            }
-
-            let (body, as_long_data) = ComStmtExecuteRequestBuilder::new(stmt_id).build(&params);
-
-            if as_long_data {
-                conn.send_long_data(stmt_id, params.iter()).await?;
-            }
-
-            conn.write_command(&body).await?;
-            conn.read_result_set::<BinaryProtocol>(true, Some(self.stmt))
-                .await?;
-
-            Ok(())
-        };
+        let fut = exec_body(conn, self.stmt, self.params);
 
         #[cfg(feature = "tracing")]
         let fut = instrument_result!(fut, span);
 
         fut.boxed()
     }
+}
+
+/// The body of [`ExecRoutine`]: sends `COM_STMT_EXECUTE` and reads the result set header.
+///
+/// spindle patch: shared with [`Conn::exec_drop_unboxed`], which awaits it directly instead of
+/// through the routine's boxed future.
+pub(crate) async fn exec_body(
+    conn: &mut Conn,
+    stmt: &Statement,
+    params: Params,
+) -> crate::Result<()> {
+    let stmt_id = stmt.id();
+    let expected_num_params = stmt.num_params();
+    let params = params.into_values(Some(stmt.named_params.as_slice()).filter(|x| !x.is_empty()))?;
+    #[cfg(feature = "tracing")]
+    if tracing::span_enabled!(Level::DEBUG) {
+        // The params may contain sensitive data. Restrict to DEBUG.
+        // TODO: make more efficient
+        // TODO: use intersperse() once stable
+        let sep = std::iter::repeat(", ");
+        let ps = params
+            .iter()
+            .map(|p| p.as_sql(true))
+            .zip(sep)
+            .map(|(val, sep)| val + sep)
+            .collect::<String>();
+        Span::current().record("mysql_async.query.params", ps);
+    }
+
+    if params.len() > MAX_STATEMENT_PARAMS {
+        Err(DriverError::StmtParamsNumberExceedsLimit {
+            supplied: params.len(),
+        })?
+    }
+
+    if expected_num_params as usize != params.len() {
+        Err(DriverError::StmtParamsMismatch {
+            required: expected_num_params,
+            supplied: params.len(),
+        })?
+    }
+
+    let (body, as_long_data) = ComStmtExecuteRequestBuilder::new(stmt_id).build(&params);
+
+    if as_long_data {
+        conn.send_long_data(stmt_id, params.iter()).await?;
+    }
+
+    conn.write_command(&body).await?;
+    conn.read_result_set::<BinaryProtocol>(true, Some(stmt))
+        .await?;
+
+    Ok(())
 }
 
 /// A routine that executes `COM_STMT_BULK_EXECUTE` (MariaDb feature).
