@@ -549,3 +549,101 @@ async fn dropped_results_keep_the_protocol_in_step() {
     assert_eq!(rows, vec![1, 2, 3], "decoded rows still arrive");
     conn.disconnect().await.unwrap();
 }
+
+/// `Conn::exec_drop_unboxed` (vendor patch 4, used for every OLTP statement) behaves as
+/// `exec_drop`: rows dropped and the protocol in step, affected rows and transaction state
+/// kept, a server error returned with the connection still usable, a wrong parameter count
+/// refused with the connection left as `exec_drop` leaves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unboxed_exec_drop_keeps_the_protocol_and_the_state() {
+    use mysql_async::{Params, Value};
+    let srv = TestServer::start().await;
+    let mut conn = mysql_async::Conn::new(srv.opts()).await.unwrap();
+    conn.query_drop("CREATE TABLE u (id INT PRIMARY KEY, k INT NOT NULL) ENGINE=InnoDB")
+        .await
+        .unwrap();
+    conn.query_drop("INSERT INTO u SELECT seq, 0 FROM seq_1_to_3000")
+        .await
+        .unwrap();
+    let range = conn
+        .prep("SELECT id, k FROM u WHERE id BETWEEN ? AND ?")
+        .await
+        .unwrap();
+    let update = conn
+        .prep("UPDATE u SET k = k + 1 WHERE id <= ?")
+        .await
+        .unwrap();
+    let insert = conn
+        .prep("INSERT INTO u (id, k) VALUES (?, ?)")
+        .await
+        .unwrap();
+    let begin = conn.prep("BEGIN").await.unwrap();
+    let commit = conn.prep("COMMIT").await.unwrap();
+    let int = |i: i64| Params::Positional(vec![Value::Int(i)]);
+    for round in 1..=20i64 {
+        let hi = Value::Int(round * 150);
+        conn.exec_drop_unboxed(&range, Params::Positional(vec![Value::Int(1), hi]))
+            .await
+            .unwrap();
+        conn.exec_drop_unboxed(&begin, Params::Empty).await.unwrap();
+        conn.exec_drop_unboxed(&update, int(round)).await.unwrap();
+        assert_eq!(
+            conn.affected_rows(),
+            round as u64,
+            "affected rows of the update"
+        );
+        // A duplicate key inside the transaction: a server error, the transaction still open.
+        let e = conn
+            .exec_drop_unboxed(
+                &insert,
+                Params::Positional(vec![Value::Int(1), Value::Int(0)]),
+            )
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("1062"), "{e}");
+        conn.exec_drop_unboxed(&commit, Params::Empty)
+            .await
+            .unwrap();
+        let n: i64 = conn
+            .query_first(format!(
+                "SELECT COUNT(*) FROM u WHERE k > 0 AND id <= {round}"
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, round, "the committed updates, and the protocol in step");
+    }
+    let sum: i64 = conn
+        .query_first("SELECT SUM(k) FROM u")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        sum,
+        (1..=20).map(|r: i64| 21 - r).sum::<i64>(),
+        "every update committed once"
+    );
+    conn.disconnect().await.unwrap();
+    // Two parameters for a one-parameter statement: refused naming the count, and, as with
+    // `exec_drop` (the routine treats a driver error as fatal), the connection is closed after.
+    let mut after = Vec::new();
+    for unboxed in [true, false] {
+        let mut c = mysql_async::Conn::new(srv.opts()).await.unwrap();
+        let st = c
+            .prep("UPDATE u SET k = k + 1 WHERE id <= ?")
+            .await
+            .unwrap();
+        let two = Params::Positional(vec![Value::Int(1), Value::Int(2)]);
+        let e = if unboxed {
+            c.exec_drop_unboxed(&st, two).await.unwrap_err()
+        } else {
+            c.exec_drop(&st, two).await.unwrap_err()
+        };
+        assert!(e.to_string().contains("parameters"), "{e}");
+        after.push(c.query_drop("SELECT 1").await.is_ok());
+    }
+    assert_eq!(
+        after[0], after[1],
+        "the connection after the error: unboxed vs exec_drop"
+    );
+}

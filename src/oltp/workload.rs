@@ -259,8 +259,9 @@ impl Session {
                         Arg::Str(s) => Value::Bytes(s.to_vec()),
                     })
                     .collect();
+                // Unboxed: `exec_drop` awaits three boxed futures per statement (vendor/README.md).
                 self.conn
-                    .exec_drop(stmt, Params::Positional(params))
+                    .exec_drop_unboxed(stmt, Params::Positional(params))
                     .await?;
             }
             None => {
@@ -305,7 +306,7 @@ impl Session {
 
     async fn begin(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
         match &self.begin {
-            Some(s) => self.conn.exec_drop(s, ()).await?,
+            Some(s) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
             None => self.conn.query_drop(self.begin_sql.as_str()).await?,
         }
         self.in_trx = true;
@@ -315,7 +316,7 @@ impl Session {
 
     async fn commit(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
         match &self.commit {
-            Some(s) => self.conn.exec_drop(s, ()).await?,
+            Some(s) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
             None => self.conn.query_drop(self.commit_sql.as_str()).await?,
         }
         self.in_trx = false;
