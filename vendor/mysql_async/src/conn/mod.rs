@@ -403,6 +403,14 @@ impl Conn {
     {
         self.inner.disconnected = true;
         let result = f.call(&mut *self).await;
+        self.routine_done(result).await
+    }
+
+    /// The end of a routine: OK or a server error keeps the connection, any other error
+    /// closes it (`disconnected` is set while the routine runs).
+    ///
+    /// spindle patch: split out of `routine`, shared with `exec_drop_unboxed`.
+    async fn routine_done<T>(&mut self, result: crate::Result<T>) -> crate::Result<T> {
         match result {
             result @ Ok(_) | result @ Err(crate::Error::Server(_)) => {
                 // either OK or non-fatal error
@@ -424,26 +432,15 @@ impl Conn {
     /// (`exec_drop`, `exec_iter`, `ExecRoutine::call`) and clones the `Statement`; a benchmark
     /// client runs this once per query. Same protocol, same state handling as `exec_drop`: a
     /// pending result is dropped before the command is written (`write_command`), the routine's
-    /// rules for fatal errors apply, and the result is dropped undecoded.
+    /// rules for fatal errors apply (`routine_done`), and the result is dropped undecoded.
     pub async fn exec_drop_unboxed(
         &mut self,
         stmt: &crate::Statement,
         params: crate::Params,
     ) -> Result<()> {
         self.inner.disconnected = true;
-        match routines::exec_body(self, stmt, params).await {
-            Ok(()) => self.inner.disconnected = false,
-            Err(err @ crate::Error::Server(_)) => {
-                self.inner.disconnected = false;
-                return Err(err);
-            }
-            Err(err) => {
-                if self.inner.stream.is_some() {
-                    self.take_stream().close().await?;
-                }
-                return Err(err);
-            }
-        }
+        let result = routines::exec_body(self, stmt, params).await;
+        self.routine_done(result).await?;
         QueryResult::<'_, '_, BinaryProtocol>::new(self).drop_result().await
     }
 
