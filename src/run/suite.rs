@@ -1,5 +1,6 @@
 //! The suite executor: runs the plan on every target, records every phase, and rewrites the
-//! results bundle after each one so a crash loses at most the phase in progress.
+//! results bundle as each one starts (the previous phase's result and this one marked running,
+//! in one atomic write) so a crash loses at most the phase in progress and names it.
 //!
 //! A failure in one phase is recorded (error text, partial numbers) and the suite goes on;
 //! phases that depend on it are skipped with the reason. When the controller is asked to stop
@@ -216,7 +217,9 @@ fn run_target(
             progress.total,
             progress.est_left,
         );
-        // Recorded as running first: a power cut leaves it marked, not missing.
+        // Recorded as running first: a power cut leaves it marked, not missing. The same write
+        // saves the previous phase's result, so every bundle saved while the target's phases
+        // run names exactly one running phase (one write per phase, not two).
         let started_s = t0.elapsed().as_secs_f64();
         let mut pr = new_phase(&phase.name(), Some(*phase), started_s);
         pr.status = PhaseStatus::Running;
@@ -260,10 +263,11 @@ fn run_target(
             .last_mut()
             .expect("the running phase was recorded") = pr;
         result.targets[ti].samples = sampler.snapshot();
-        write_bundle(&opts.out_dir, result)?;
         progress.done += 1;
         progress.est_left = progress.est_left.saturating_sub(progress.est[pi]);
     }
+    // The last phase's result, saved before the slower after-run facts (SMART, kernel log).
+    write_bundle(&opts.out_dir, result)?;
     result.targets[ti].samples = sampler.finish();
     facts.finish(opts, &mut result.targets[ti]);
     // The work directory is ours (marker checked); remove what is left of it.
@@ -508,6 +512,74 @@ mod tests {
         let e = open_work_dir(d.path()).unwrap_err();
         assert!(e.to_string().contains("not made by spindle"), "{e}");
         assert!(w.join("theirs").exists());
+    }
+
+    /// Reads the saved bundle at every progress call and counts its running phases.
+    struct BundleWatch {
+        out: PathBuf,
+        seen: std::sync::Mutex<Vec<(String, usize)>>,
+    }
+    impl BundleWatch {
+        fn look(&self, when: String) {
+            let r = load_saved(&self.out);
+            let running = r.targets.iter().flat_map(|t| &t.phases);
+            let running = running.filter(|p| p.status == PhaseStatus::Running);
+            self.seen.lock().unwrap().push((when, running.count()));
+        }
+    }
+    impl SuiteObserver for BundleWatch {
+        fn phase_started(&self, _: &str, phase: &Phase, index: usize, _: usize, _: u64) {
+            self.look(format!("{index} {} starting", phase.name()));
+        }
+        fn phase_finished(&self, _: &str, phase: &Phase, _: PhaseStatus) {
+            self.look(format!("{} finished", phase.name()));
+        }
+    }
+
+    #[test]
+    fn a_power_cut_between_phases_still_finds_one_running_phase() {
+        let d = tempfile::tempdir().unwrap();
+        let text = "[[fileio]]\nfile_num = 2\ntotal_size = \"2M\"\nmodes = [\"seqwr\", \"seqrd\", \"rndrd\"]\nthreads = [1]\ntime = 1\nevents = 50\ndrop_caches = false\n";
+        let opts = SuiteOptions {
+            profile: SuiteProfile::parse(text, "t", "test").unwrap(),
+            targets: vec![TargetSpec::directory("dir", d.path())],
+            skipped: vec![],
+            out_dir: d.path().join("out"),
+            run_id: "r".into(),
+            sys: System::host(),
+            server: ServerOverrides::default(),
+            sample_interval: Duration::from_secs(5),
+        };
+        let watch = BundleWatch {
+            out: opts.out_dir.clone(),
+            seen: Default::default(),
+        };
+        let r = run_suite(&opts, &watch, &Controller::new()).unwrap();
+        assert_eq!(r.status, RunStatus::Complete);
+        let phases = &r.targets[0].phases;
+        assert!(phases.len() >= 5, "{phases:?}");
+        assert!(phases.iter().all(|p| p.status == PhaseStatus::Ok));
+        let seen = watch.seen.into_inner().unwrap();
+        assert_eq!(seen.len(), 2 * phases.len());
+        // Before the first phase nothing runs; from then on every saved bundle names exactly
+        // the one phase in progress, also between one phase's end and the next one's start.
+        assert_eq!(seen[0].1, 0, "{seen:?}");
+        for (when, running) in &seen[1..] {
+            assert_eq!(*running, 1, "at '{when}': {seen:?}");
+        }
+        // and the last write is the finished run
+        let saved = load_saved(&opts.out_dir);
+        assert_eq!(saved.status, RunStatus::Complete);
+        let names = |r: &SuiteResult| -> Vec<(String, PhaseStatus)> {
+            let phases = r.targets[0].phases.iter();
+            phases.map(|p| (p.name.clone(), p.status)).collect()
+        };
+        assert_eq!(names(&saved), names(&r));
+    }
+
+    fn load_saved(out: &Path) -> SuiteResult {
+        let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+        SuiteResult::from_json(&text, "results.json").unwrap()
     }
 
     #[test]
