@@ -579,9 +579,14 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
         vec!["20260101-000000-pi".to_string()]
     );
     stick.with_mounted(true, |root| {
-        assert_eq!(
-            results_status(&root.join("spindle/20260101-000000-pi")),
-            "interrupted"
+        let copy = root.join("spindle/20260101-000000-pi");
+        assert_eq!(results_status(&copy), "interrupted");
+        // the copy's summary says where the run stopped and what it never reached
+        let summary = std::fs::read_to_string(copy.join("summary.txt")).unwrap();
+        assert!(
+            summary.contains("INTERRUPTED: the machine lost power or spindle stopped during sda fileio-seqwr-t4.")
+                && summary.contains("Targets not reached: sdb."),
+            "{summary}"
         );
     });
 }

@@ -393,6 +393,9 @@ check_bundles() {
 	        states = [p.get("status") for t in d.get("targets", []) for p in t.get("phases", [])]
 	        if "interrupted" not in states or "running" in states:
 	            problems.append(f"{name}: interrupted bundle's phase statuses {states}: expected one 'interrupted', none 'running'")
+	        summary = (root / "spindle" / name / "summary.txt").read_text()
+	        if "INTERRUPTED: the machine lost power or spindle stopped during " not in summary:
+	            problems.append(f"{name}: summary.txt does not say where the run was interrupted")
 	        print(f"bundle {name}: interrupted, targets {sorted(map(str, serials))}, phases {states}")
 	    again = [n for n in by_status.get("complete", []) if n != first]
 	    if len(again) != 1:

@@ -5,7 +5,7 @@
 //!
 //! Facts the document does not hold yet come back as `None`; renderers print "not recorded".
 
-use super::suite::{PhaseResult, PhaseStatus, SuiteResult, TargetResult};
+use super::suite::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 use super::BenchResult;
 use crate::disk::LinkSpeed;
 
@@ -30,6 +30,53 @@ pub fn phase_went_wrong(p: &PhaseResult) -> bool {
         p.status,
         PhaseStatus::Failed | PhaseStatus::Aborted | PhaseStatus::Interrupted
     )
+}
+
+/// For a run that did not finish (interrupted by a power cut or crash, or stopped on request):
+/// where it stopped, that the numbers are the phases finished before, and the targets it never
+/// reached — so a bundle read later on a laptop says why numbers are missing. `None` otherwise.
+pub fn cut_short(s: &SuiteResult) -> Option<Vec<String>> {
+    let (why, mark) = match s.status {
+        RunStatus::Interrupted => (
+            "INTERRUPTED: the machine lost power or spindle stopped",
+            PhaseStatus::Interrupted,
+        ),
+        RunStatus::Aborted => (
+            "STOPPED on request (the button, Ctrl-C or SIGTERM)",
+            PhaseStatus::Aborted,
+        ),
+        _ => return None,
+    };
+    let named = |status: Option<PhaseStatus>| -> Vec<String> {
+        let all = s
+            .targets
+            .iter()
+            .flat_map(|t| t.phases.iter().map(move |p| (t, p)));
+        let picked = all.filter(|(_, p)| status.is_none_or(|st| p.status == st));
+        picked
+            .map(|(t, p)| format!("{} {}", t.name, p.name))
+            .collect()
+    };
+    let marked = named(Some(mark));
+    let place = match (marked.as_slice(), named(None).last()) {
+        ([first], _) => format!("during {first}"),
+        ([first, rest @ ..], _) => format!(
+            "during {first} ({} later measurement(s) not made)",
+            rest.len()
+        ),
+        ([], Some(last)) => format!("between phases, after {last}"),
+        ([], None) => "before the first phase".to_string(),
+    };
+    let mut lines = vec![
+        format!("{why} {place}."),
+        "The numbers below are the phases that finished before.".to_string(),
+    ];
+    let unreached = s.targets.iter().filter(|t| t.phases.is_empty());
+    let unreached: Vec<&str> = unreached.map(|t| t.name.as_str()).collect();
+    if !unreached.is_empty() {
+        lines.push(format!("Targets not reached: {}.", unreached.join(", ")));
+    }
+    Some(lines)
 }
 
 /// `disk` or `directory`.

@@ -1,7 +1,7 @@
 //! `summary.txt`: the targets side by side per test with the ratio to the best one — the way
 //! the reference articles compare an SSD with an HDD — then skipped disks, failures and notes.
 
-use super::suite::{PhaseResult, PhaseStatus, SuiteResult, TargetResult};
+use super::suite::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 use super::{BenchResult, Counters};
 use std::fmt::Write as _;
 
@@ -49,7 +49,8 @@ pub(crate) fn figures(r: &BenchResult) -> Figures {
 pub fn render_summary(s: &SuiteResult) -> String {
     let mut out = String::new();
     header(&mut out, s);
-    if s.status == super::suite::RunStatus::NoTargets {
+    cut_short(&mut out, s);
+    if s.status == RunStatus::NoTargets {
         let _ = writeln!(
             out,
             "\nNOTHING WAS BENCHMARKED: no disk could be used. Every disk spindle saw is listed\nbelow with the reason and what to do."
@@ -70,6 +71,13 @@ pub fn render_summary(s: &SuiteResult) -> String {
     failures(&mut out, s);
     notes(&mut out, s);
     out
+}
+
+/// For a run that did not finish: where it stopped and the targets it never reached.
+fn cut_short(w: &mut String, s: &SuiteResult) {
+    if let Some(lines) = super::access::cut_short(s) {
+        let _ = writeln!(w, "\n{}", lines.join("\n"));
+    }
 }
 
 fn header(w: &mut String, s: &SuiteResult) {
@@ -364,6 +372,51 @@ mod tests {
         );
         assert!(hdd.trim_end().ends_with("0.10"), "{hdd}");
         assert!(text.contains("Skipped disks:") && text.contains("holds data"));
+    }
+
+    #[test]
+    fn a_run_cut_short_says_where_and_which_targets_it_never_reached() {
+        let mut s = suite();
+        let text = render_summary(&s);
+        assert!(
+            !text.contains("INTERRUPTED") && !text.contains("STOPPED"),
+            "{text}"
+        );
+        // power cut while the first target's second phase ran; the second target not reached
+        let mut running = s.targets[0].phases[0].clone();
+        running.name = "fileio-rndwr-t1".into();
+        running.result = None;
+        running.status = PhaseStatus::Running;
+        s.targets[0].phases.push(running);
+        s.targets[1].phases.clear();
+        s.status = RunStatus::Running;
+        assert!(s.mark_interrupted());
+        let text = render_summary(&s);
+        assert!(
+            text.contains("INTERRUPTED: the machine lost power or spindle stopped during ssd fileio-rndwr-t1.")
+                && text.contains("Targets not reached: hdd."),
+            "{text}"
+        );
+        // cut between two phases: nothing was running
+        s.targets[0].phases.pop();
+        let text = render_summary(&s);
+        assert!(
+            text.contains("stopped between phases, after ssd fileio-rndrw-t1."),
+            "{text}"
+        );
+        // stopped on request: the first measurement cut short, the later ones not made
+        s.status = RunStatus::Aborted;
+        let mut aborted = s.targets[0].phases[0].clone();
+        aborted.status = PhaseStatus::Aborted;
+        for name in ["oltp-read_only-t4", "oltp-point_select-t4"] {
+            aborted.name = name.into();
+            s.targets[0].phases.push(aborted.clone());
+        }
+        let text = render_summary(&s);
+        assert!(
+            text.contains("STOPPED on request (the button, Ctrl-C or SIGTERM) during ssd oltp-read_only-t4 (1 later measurement(s) not made)."),
+            "{text}"
+        );
     }
 
     #[test]

@@ -100,6 +100,9 @@ fn head(out: &mut String, s: &SuiteResult) {
         },
         esc(&s.tool.version)
     );
+    if let Some(lines) = super::access::cut_short(s) {
+        let _ = writeln!(out, "<p class=\"doubts\">{}</p>", esc(&lines.join(" ")));
+    }
     out.push_str("<nav><a href=\"#answer\">Answer</a><a href=\"#tests\">Tests</a><a href=\"#temperature\">Temperature</a><a href=\"#environment\">Environment</a></nav>\n");
 }
 

@@ -208,3 +208,25 @@ fn a_run_without_results_still_makes_a_page() {
     let page = render_html(&suite(vec![t]));
     assert!(page.contains("No measurement has run yet"));
 }
+
+#[test]
+fn an_interrupted_run_says_where_it_stopped_at_the_top() {
+    let mut sda = target("sda", 100.0);
+    sda.phases[1].status = PhaseStatus::Interrupted;
+    let mut s = suite(vec![
+        sda,
+        TargetResult {
+            phases: vec![],
+            ..target("sdb", 1.0)
+        },
+    ]);
+    s.status = RunStatus::Interrupted;
+    let page = render_html(&s);
+    let top = &page[..page.find("<nav>").unwrap()];
+    assert!(
+        top.contains("<p class=\"doubts\">INTERRUPTED: the machine lost power or spindle stopped during sda fileio-seqrd-t1. The numbers below are the phases that finished before. Targets not reached: sdb.</p>"),
+        "{top}"
+    );
+    s.status = RunStatus::Complete;
+    assert!(!render_html(&s).contains("INTERRUPTED"));
+}
