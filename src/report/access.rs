@@ -47,25 +47,23 @@ pub fn cut_short(s: &SuiteResult) -> Option<Vec<String>> {
         ),
         _ => return None,
     };
-    let named = |status: Option<PhaseStatus>| -> Vec<String> {
-        let all = s
-            .targets
-            .iter()
-            .flat_map(|t| t.phases.iter().map(move |p| (t, p)));
-        let picked = all.filter(|(_, p)| status.is_none_or(|st| p.status == st));
-        picked
-            .map(|(t, p)| format!("{} {}", t.name, p.name))
-            .collect()
+    let phases = || {
+        let t = s.targets.iter();
+        t.flat_map(|t| t.phases.iter().map(move |p| (t, p)))
     };
-    let marked = named(Some(mark));
-    let place = match (marked.as_slice(), named(None).last()) {
-        ([first], _) => format!("during {first}"),
-        ([first, rest @ ..], _) => format!(
+    let label = |(t, p): (&TargetResult, &PhaseResult)| format!("{} {}", t.name, p.name);
+    let marked = phases().filter(|(_, p)| p.status == mark);
+    let marked: Vec<String> = marked.map(label).collect();
+    let place = match marked.as_slice() {
+        [first] => format!("during {first}"),
+        [first, rest @ ..] => format!(
             "during {first} ({} later measurement(s) not made)",
             rest.len()
         ),
-        ([], Some(last)) => format!("between phases, after {last}"),
-        ([], None) => "before the first phase".to_string(),
+        [] => match phases().last() {
+            Some(last) => format!("between phases, after {}", label(last)),
+            None => "before the first phase".to_string(),
+        },
     };
     let mut lines = vec![
         format!("{why} {place}."),
