@@ -192,7 +192,7 @@ impl SuiteObserver for Observer {
 pub struct DaemonDeps {
     pub indicator: Box<dyn Indicator>,
     pub launcher: Arc<dyn RunLauncher>,
-    /// Read the GPIO button (`[button] enabled`).
+    /// Start the button as `[button]` says (false in tests: no hardware is touched).
     pub gpio_button: bool,
 }
 
@@ -549,26 +549,33 @@ fn start_control(
     })
 }
 
-/// The GPIO button, its presses sent into the loop; `None` (logged) when it cannot be read.
+/// The GPIO button, its presses sent into the loop; `None` when it cannot be read or is off.
+/// Logs one `spindle: button:` line either way. Independent of the LEDs: whatever backend
+/// shows the status, the button is tried on its own chip and line.
 fn start_button(
     b: &crate::status::ButtonConfig,
     tx: Sender<Msg>,
 ) -> Option<crate::status::gpio::GpioButton> {
-    match crate::status::gpio::GpioButton::start(
-        b.pin,
-        Duration::from_millis(b.debounce_ms),
-        Duration::from_millis(b.long_press_ms),
-        move |p| {
-            let ev = match p {
-                crate::status::Press::Short => Event::ButtonShort,
-                crate::status::Press::Long => Event::ButtonLong,
-            };
-            let _ = tx.send(Msg::Event(ev));
-        },
-    ) {
-        Ok(b) => Some(b),
+    if !b.enabled {
+        eprintln!(
+            "spindle: button: off ([button] enabled = false); use spindle start / spindle abort"
+        );
+        return None;
+    }
+    let on_press = move |p| {
+        let ev = match p {
+            crate::status::Press::Short => Event::ButtonShort,
+            crate::status::Press::Long => Event::ButtonLong,
+        };
+        let _ = tx.send(Msg::Event(ev));
+    };
+    match crate::status::gpio::GpioButton::start(b, on_press) {
+        Ok(b) => {
+            eprintln!("spindle: button: {}", b.description);
+            Some(b)
+        }
         Err(e) => {
-            eprintln!("spindle: button: {e}; use `spindle start` / `spindle abort`");
+            eprintln!("spindle: button: {e}; use spindle start / spindle abort");
             None
         }
     }

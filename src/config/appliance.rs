@@ -7,7 +7,7 @@
 
 use crate::config::spindle::SpindleConfig;
 pub use crate::sink::settings::{StickConfig, StickOverrides};
-pub use crate::status::settings::{ButtonConfig, IndicatorBackend, StatusConfig};
+pub use crate::status::settings::{ButtonConfig, ChipSpec, IndicatorBackend, StatusConfig};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -166,13 +166,20 @@ impl ApplianceSettings {
             self.status.red_pin,
         ];
         crate::config::ensure(
-            pins.iter().all(|p| *p <= 53)
-                && pins[0] != pins[1]
-                && pins[1] != pins[2]
-                && pins[0] != pins[2]
-                && (!self.button.enabled || !pins.contains(&self.button.pin)),
+            pins[0] != pins[1] && pins[1] != pins[2] && pins[0] != pins[2],
             "[status] green_pin/yellow_pin/red_pin",
-            "must be three different BCM numbers (0-53), none of them the button's pin",
+            "must be three different line offsets (BCM numbers on a Pi)",
+        )?;
+        // The same chip by the same words; "auto" on both sides is one chip.
+        let same_chip = self.status.chip == self.button.chip;
+        crate::config::ensure(
+            !(self.button.enabled && same_chip && pins.contains(&self.button.pin)),
+            "[button] pin",
+            format!(
+                "line {} is also an LED's ([status] green_pin/yellow_pin/red_pin) on the same \
+                 chip: choose another line for one of them",
+                self.button.pin
+            ),
         )?;
         Ok(())
     }
@@ -238,6 +245,32 @@ mod tests {
         assert_eq!(s.stick.label, "RESULTS");
         let e = ApplianceSettings::parse("[status]\ngreen_pin = 26\n", "t.toml").unwrap_err();
         assert!(format!("{e:#}").contains("button"));
+    }
+
+    #[test]
+    fn gpio_chip_keys_parse_strictly_and_pins_may_share_a_number_across_chips() {
+        let s = ApplianceSettings::parse(
+            "[status]\nchip = \"9030000.pl061\"\ngreen_pin = 0\nyellow_pin = 1\nred_pin = 2\n\
+             [button]\nchip = \"/dev/gpiochip0\"\npin = 3\nactive_low = false\n",
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(s.status.chip, ChipSpec::Label("9030000.pl061".into()));
+        assert_eq!(s.button.chip, ChipSpec::Path("/dev/gpiochip0".into()));
+        assert!(!s.button.active_low);
+        let e = ApplianceSettings::parse("[status]\nchip = \"\"\n", "t.toml").unwrap_err();
+        let m = format!("{e:#}");
+        assert!(m.contains("[status]") && m.contains("is not a GPIO chip"), "{m}");
+        let e = ApplianceSettings::parse("[button]\nchip = 0\n", "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("[button]"), "{e:#}");
+        // The button on an LED's line: an error on one chip, fine on two.
+        let one = "[status]\ngreen_pin = 26\n";
+        let e = ApplianceSettings::parse(one, "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("[button] pin: line 26 is also an LED's"), "{e:#}");
+        let two = "[status]\ngreen_pin = 26\n[button]\nchip = \"pinctrl-rp1\"\n";
+        ApplianceSettings::parse(two, "t.toml").unwrap();
+        let e = ApplianceSettings::parse("[status]\nred_pin = 17\n", "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("three different line offsets"), "{e:#}");
     }
 
     #[test]

@@ -78,6 +78,29 @@ impl ButtonDecoder {
         self.settle(now).or_else(|| self.long(now))
     }
 
+    /// The button was already down when watching began (stuck, or held through a restart):
+    /// nothing is reported for it, not even on its release.
+    pub fn held_at_start(&mut self, now: Duration) {
+        self.raw = true;
+        self.raw_since = now;
+        self.stable = true;
+        self.down_at = now;
+        self.long_sent = true;
+    }
+
+    /// When [`poll`](Self::poll) next has something to do: the end of a debounce wait, or the
+    /// long-press time while the button is held. `None`: nothing until the next edge (so a
+    /// watcher can block without a timeout).
+    pub fn next_deadline(&self) -> Option<Duration> {
+        if self.raw != self.stable {
+            Some(self.raw_since + self.debounce)
+        } else if self.stable && !self.long_sent {
+            Some(self.down_at + self.long_press)
+        } else {
+            None
+        }
+    }
+
     fn long(&mut self, now: Duration) -> Option<Press> {
         if self.stable
             && self.raw
@@ -165,6 +188,84 @@ mod tests {
         assert_eq!(d.edge(ms(4000), false), Some(Press::Long));
         assert_eq!(d.poll(ms(4040)), None);
         assert_eq!(d.poll(ms(9000)), None);
+    }
+
+    /// Feeds edges at CLOCK_MONOTONIC nanosecond timestamps the way the GPIO watcher does:
+    /// no periodic poll, only one at each [`ButtonDecoder::next_deadline`]. Returns presses
+    /// with their times in ms after `T0`.
+    fn run_on_events(edges_ns: &[(u64, bool)], held: bool) -> Vec<(u64, Press)> {
+        const T0: u64 = 86_400_000_000_000; // a day after boot
+        let mut d = ButtonDecoder::new(ms(30), ms(3000));
+        if held {
+            d.held_at_start(Duration::from_nanos(T0));
+        }
+        let at = |t: Duration| (t.as_nanos() as u64 - T0) / 1_000_000;
+        let mut out = Vec::new();
+        let mut i = 0;
+        let mut wakes = 0;
+        loop {
+            let edge = edges_ns.get(i).map(|e| Duration::from_nanos(T0 + e.0));
+            match (edge, d.next_deadline()) {
+                (Some(e), Some(dl)) if dl < e => {
+                    wakes += 1;
+                    out.extend(d.poll(dl).map(|p| (at(dl), p)));
+                }
+                (Some(e), _) => {
+                    out.extend(d.edge(e, edges_ns[i].1).map(|p| (at(e), p)));
+                    i += 1;
+                }
+                (None, Some(dl)) => {
+                    wakes += 1;
+                    out.extend(d.poll(dl).map(|p| (at(dl), p)));
+                }
+                (None, None) => break,
+            }
+            assert!(wakes < 100, "the watcher would spin: {out:?}");
+        }
+        out
+    }
+
+    #[test]
+    fn event_timestamps_give_presses_without_polling() {
+        // QEMU's gpio-key: high for 100 ms (system_powerdown), kernel-debounced edges.
+        let r = run_on_events(&[(5_000_000, true), (105_000_123, false)], false);
+        assert_eq!(r, vec![(135, Press::Short)]);
+        // Held 4 s: the long press fires at 3 s, while still held; the release adds nothing.
+        let r = run_on_events(&[(0, true), (4_000_000_000, false)], false);
+        assert_eq!(r, vec![(3000, Press::Long)]);
+        // Two presses in a row, the second bouncing on release.
+        let r = run_on_events(
+            &[
+                (0, true),
+                (200_000_000, false),
+                (600_000_000, true),
+                (800_000_000, false),
+                (801_000_000, true),
+                (803_000_000, false),
+            ],
+            false,
+        );
+        assert_eq!(r, vec![(230, Press::Short), (833, Press::Short)]);
+    }
+
+    #[test]
+    fn released_and_idle_means_no_wake_up() {
+        let mut d = ButtonDecoder::new(ms(30), ms(3000));
+        assert_eq!(d.next_deadline(), None);
+        d.edge(ms(10), true);
+        assert_eq!(d.next_deadline(), Some(ms(40)), "settling the press");
+        d.poll(ms(40));
+        assert_eq!(d.next_deadline(), Some(ms(3010)), "held: the long press");
+        d.edge(ms(500), false);
+        assert_eq!(d.poll(ms(530)), Some(Press::Short));
+        assert_eq!(d.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_button_held_at_start_is_ignored_until_released() {
+        assert!(run_on_events(&[(5_000_000_000, false)], true).is_empty());
+        let r = run_on_events(&[(5_000_000_000, false), (6_000_000_000, true), (6_100_000_000, false)], true);
+        assert_eq!(r, vec![(6130, Press::Short)]);
     }
 
     #[test]

@@ -1,77 +1,153 @@
-//! Three LEDs and the button on GPIO pins through rppal (the only place rppal is used).
+//! Three LEDs and the button on GPIO lines through the kernel's GPIO character device (uAPI v2,
+//! `cdev.rs`): the chip found by label or path (`chip.rs`), the LED lines as one output
+//! request, the button as an input with the kernel's edge detection and debounce, watched by a
+//! thread blocked in poll(2).
 
 use super::button::{ButtonDecoder, Press};
+use super::cdev::{self, flag, Chip, LineRequestFd, LineSettings, Wake};
+use super::chip::{self, ChipEntry, GpioError, Keys, LineUse, BUTTON_KEYS, LED_KEYS};
 use super::indicator::LedDriver;
 use super::pattern::LedRole;
-use rppal::gpio::{Gpio, InputPin, Level, OutputPin, Trigger};
-use std::sync::atomic::{AtomicBool, Ordering};
+use super::settings::{ButtonConfig, ChipSpec, StatusConfig};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Why GPIO could not be used, with the remedy.
-#[derive(Debug, thiserror::Error)]
-pub enum GpioError {
-    /// Not a Raspberry Pi, or /dev/gpiomem and /dev/gpiochipN are missing.
-    #[error("GPIO is not available: {0} (not a Raspberry Pi, or /dev/gpiomem* and /dev/gpiochip* are missing)")]
-    Unavailable(rppal::gpio::Error),
-    /// A pin does not exist or is used by another program/driver.
-    #[error("GPIO pin BCM{pin} ({what}) cannot be used: {err} (choose another pin in [status]/[button] of spindle.toml, or free it)")]
-    Pin {
-        pin: u8,
-        what: &'static str,
-        err: rppal::gpio::Error,
-    },
+/// The consumer name the kernel shows for spindle's lines (`gpioinfo`).
+pub const CONSUMER: &str = "spindle";
+
+/// What `/dev/gpiochip*` holds now, in number order; chips that cannot be opened or do not
+/// answer are left out.
+fn list_chips() -> Vec<ChipEntry> {
+    let names = std::fs::read_dir("/dev")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    chip::chip_device_names(names)
+        .into_iter()
+        .filter_map(|n| {
+            let path = Path::new("/dev").join(n);
+            let info = Chip::open(&path).ok()?.info().ok()?;
+            Some(ChipEntry {
+                path,
+                name: info.name,
+                label: info.label,
+                lines: info.lines,
+            })
+        })
+        .collect()
 }
 
-type Pins = Arc<std::sync::Mutex<Vec<(LedRole, OutputPin)>>>;
+/// Opens the chip `spec` names.
+fn open_chip(spec: &ChipSpec, keys: Keys) -> Result<(Chip, ChipEntry), GpioError> {
+    let path = match spec {
+        ChipSpec::Path(p) => p.clone(),
+        _ => chip::find_chip(spec, &list_chips(), keys)?.path.clone(),
+    };
+    let c = Chip::open(&path).map_err(|err| GpioError::Open {
+        path: path.clone(),
+        err,
+        keys,
+    })?;
+    let info = c.info().map_err(|err| GpioError::NotAChip {
+        path: path.clone(),
+        err,
+        keys,
+    })?;
+    let entry = ChipEntry {
+        path,
+        name: info.name,
+        label: info.label,
+        lines: info.lines,
+    };
+    Ok((c, entry))
+}
 
-/// Three LED pins.
+/// Requests `lines` in one request; a refusal names the line, its holder and its key.
+fn request(
+    c: &Chip,
+    entry: &ChipEntry,
+    lines: &[LineUse],
+    s: &LineSettings,
+) -> Result<LineRequestFd, GpioError> {
+    chip::check_lines(entry, lines)?;
+    let offsets: Vec<u32> = lines.iter().map(|l| l.offset).collect();
+    c.request(&offsets, CONSUMER, s).map_err(|err| {
+        let info: Vec<_> = lines
+            .iter()
+            .filter_map(|l| {
+                let i = c.line_info(l.offset).ok()?;
+                Some((*l, i.flags & flag::USED != 0, i.consumer))
+            })
+            .collect();
+        chip::request_error(entry, lines, err, &info)
+    })
+}
+
+/// Three LED lines in one output request.
 pub struct GpioLeds {
-    pins: Pins,
-    active_low: bool,
+    req: Arc<LineRequestFd>,
+    /// The chip, for the log.
+    pub chip: ChipEntry,
+    /// Green, yellow, red line offsets.
+    pub lines: [u32; 3],
 }
 
-fn darken(pins: &mut [(LedRole, OutputPin)], active_low: bool) {
-    for (_, p) in pins.iter_mut() {
-        if active_low {
-            p.set_high();
-        } else {
-            p.set_low();
-        }
+const ALL_LEDS: u64 = 0b111;
+
+fn bit(role: LedRole) -> u64 {
+    match role {
+        LedRole::Green => 1,
+        LedRole::Yellow => 2,
+        LedRole::Red => 4,
     }
 }
 
 impl GpioLeds {
-    /// Claims the pins as outputs, all dark.
-    pub fn open(green: u8, yellow: u8, red: u8, active_low: bool) -> Result<Self, GpioError> {
-        let gpio = Gpio::new().map_err(GpioError::Unavailable)?;
-        let mut pins = Vec::new();
-        for (role, pin, what) in [
-            (LedRole::Green, green, "green LED"),
-            (LedRole::Yellow, yellow, "yellow LED"),
-            (LedRole::Red, red, "red LED"),
-        ] {
-            let p = gpio
-                .get(pin)
-                .map_err(|err| GpioError::Pin { pin, what, err })?;
-            let mut out = if active_low {
-                p.into_output_high()
-            } else {
-                p.into_output_low()
-            };
-            out.set_reset_on_drop(true);
-            pins.push((role, out));
+    /// Requests the three lines as outputs, all dark. With `active_low` the kernel inverts the
+    /// lines, so lit is always the logical 1.
+    pub fn open(cfg: &StatusConfig) -> Result<Self, GpioError> {
+        let (c, entry) = open_chip(&cfg.chip, LED_KEYS)?;
+        let lines = [
+            (cfg.green_pin, "[status] green_pin"),
+            (cfg.yellow_pin, "[status] yellow_pin"),
+            (cfg.red_pin, "[status] red_pin"),
+        ]
+        .map(|(pin, key)| LineUse {
+            offset: pin.into(),
+            key,
+        });
+        let mut flags = flag::OUTPUT;
+        if cfg.active_low {
+            flags |= flag::ACTIVE_LOW;
         }
-        let pins: Pins = Arc::new(std::sync::Mutex::new(pins));
-        let weak = Arc::downgrade(&pins);
+        let settings = LineSettings {
+            flags,
+            output_values: Some(0),
+            debounce_us: None,
+        };
+        let req = Arc::new(request(&c, &entry, &lines, &settings)?);
+        let weak = Arc::downgrade(&req);
         super::indicator::on_panic_darken(move || {
-            if let Some(p) = weak.upgrade() {
-                if let Ok(mut g) = p.try_lock() {
-                    darken(&mut g, active_low);
-                }
+            if let Some(r) = weak.upgrade() {
+                let _ = cdev::set_values(r.raw(), 0, ALL_LEDS);
             }
         });
-        Ok(GpioLeds { pins, active_low })
+        Ok(GpioLeds {
+            req,
+            chip: entry,
+            lines: lines.map(|l| l.offset),
+        })
+    }
+
+    /// The contract's log line (`status: GPIO LEDs on chip …`).
+    pub fn describe(&self) -> String {
+        format!(
+            "GPIO LEDs on chip {}: green line {}, yellow line {}, red line {}",
+            self.chip, self.lines[0], self.lines[1], self.lines[2]
+        )
     }
 }
 
@@ -81,21 +157,13 @@ impl LedDriver for GpioLeds {
     }
 
     fn set(&mut self, role: LedRole, lit: bool) -> std::io::Result<()> {
-        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, p)) = pins.iter_mut().find(|(r, _)| *r == role) {
-            if lit != self.active_low {
-                p.set_high();
-            } else {
-                p.set_low();
-            }
-        }
-        Ok(())
+        let b = bit(role);
+        self.req.set_values(if lit { b } else { 0 }, b)
     }
 
     fn restore(&mut self) {
-        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
-        darken(&mut pins, self.active_low);
-        // Dropping the pins (with the driver) resets their mode to what it was before.
+        // Dark; the lines are released when the request's fd closes (with the driver).
+        let _ = self.req.set_values(0, ALL_LEDS);
     }
 }
 
@@ -105,74 +173,178 @@ impl Drop for GpioLeds {
     }
 }
 
-/// Watches the button pin from a thread and sends decoded presses to `on_press`.
+/// Watches the button line from a thread and sends decoded presses to `on_press`.
 pub struct GpioButton {
-    stop: Arc<AtomicBool>,
+    wake: Arc<Wake>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The contract's log line (`button: GPIO line …`).
+    pub description: String,
+}
+
+/// Requests the button line: input, both edges, kernel debounce, bias toward "released";
+/// asked again without bias when the chip takes none (PL061).
+fn request_button(cfg: &ButtonConfig) -> Result<(LineRequestFd, ChipEntry), GpioError> {
+    let (c, entry) = open_chip(&cfg.chip, BUTTON_KEYS)?;
+    let line = [LineUse {
+        offset: cfg.pin.into(),
+        key: "[button] pin",
+    }];
+    let mut flags = flag::INPUT | flag::EDGE_RISING | flag::EDGE_FALLING;
+    let bias = if cfg.active_low {
+        flags |= flag::ACTIVE_LOW;
+        flag::BIAS_PULL_UP
+    } else {
+        flag::BIAS_PULL_DOWN
+    };
+    let mut s = LineSettings {
+        flags: flags | bias,
+        output_values: None,
+        debounce_us: Some((cfg.debounce_ms * 1000).min(u32::MAX as u64) as u32),
+    };
+    match request(&c, &entry, &line, &s) {
+        Err(GpioError::Request { err, .. }) if chip::bias_unsupported(&err) => {
+            eprintln!(
+                "spindle: button: line {} of {entry} takes no pull-up/pull-down ({err}); \
+                 requested without bias (wire an external resistor)",
+                cfg.pin
+            );
+            s.flags = flags;
+            Ok((request(&c, &entry, &line, &s)?, entry))
+        }
+        r => Ok((r?, entry)),
+    }
 }
 
 impl GpioButton {
-    /// Claims `pin` as an input with pull-up (button to GND) and kernel debounce.
+    /// Requests the line and starts the watcher thread.
     pub fn start(
-        pin: u8,
-        debounce: Duration,
-        long_press: Duration,
+        cfg: &ButtonConfig,
         on_press: impl Fn(Press) + Send + 'static,
     ) -> Result<Self, GpioError> {
-        let gpio = Gpio::new().map_err(GpioError::Unavailable)?;
-        let map = |err| GpioError::Pin {
-            pin,
-            what: "button",
+        let (req, entry) = request_button(cfg)?;
+        let wake = Arc::new(Wake::new().map_err(|err| GpioError::Request {
+            chip: entry.clone(),
+            lines: Vec::new(),
             err,
-        };
-        let mut input: InputPin = gpio.get(pin).map_err(map)?.into_input_pullup();
-        input
-            .set_interrupt(Trigger::Both, Some(debounce))
-            .map_err(map)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let st = stop.clone();
+        })?);
+        let description = format!(
+            "GPIO line {} on chip {}, pressed = {}",
+            cfg.pin,
+            entry,
+            if cfg.active_low { "low" } else { "high" }
+        );
+        let mut dec = ButtonDecoder::new(
+            Duration::from_millis(cfg.debounce_ms),
+            Duration::from_millis(cfg.long_press_ms),
+        );
+        if req.values(1).is_ok_and(|v| v & 1 != 0) {
+            dec.held_at_start(cdev::monotonic_now());
+        }
+        let w = wake.clone();
+        let pin = cfg.pin;
         let thread = std::thread::Builder::new()
             .name("button".into())
             .spawn(move || {
-                let mut dec = ButtonDecoder::new(debounce, long_press);
-                let t0 = Instant::now();
-                if input.read() == Level::Low {
-                    // held at start: ignore until released
-                    dec.edge(Duration::ZERO, true);
-                    dec.poll(long_press * 2);
-                }
-                while !st.load(Ordering::SeqCst) {
-                    match input.poll_interrupt(false, Some(Duration::from_millis(50))) {
-                        Ok(Some(ev)) => {
-                            let pressed = ev.trigger == Trigger::FallingEdge;
-                            if let Some(p) = dec.edge(t0.elapsed(), pressed) {
-                                on_press(p);
-                            }
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            eprintln!("spindle: button: reading BCM{pin} failed: {e}; the button is off, `spindle start` still works");
-                            return;
-                        }
-                    }
-                    if let Some(p) = dec.poll(t0.elapsed()) {
-                        on_press(p);
-                    }
+                if let Err(e) = watch(&req, &w, dec, on_press) {
+                    eprintln!(
+                        "spindle: button: reading line {pin} of {entry} failed: {e}; the \
+                         button is off, use spindle start / spindle abort"
+                    );
                 }
             })
             .expect("spawning a thread only fails when the system is out of resources");
         Ok(GpioButton {
-            stop,
+            wake,
             thread: Some(thread),
+            description,
         })
+    }
+}
+
+/// Milliseconds from `now` to `deadline`, rounded up (poll(2) must not wake early and spin).
+fn timeout_ms(deadline: Option<Duration>, now: Duration) -> i32 {
+    match deadline {
+        None => -1,
+        Some(d) => {
+            let us = d.saturating_sub(now).as_micros();
+            us.div_ceil(1000).clamp(1, i32::MAX as u128) as i32
+        }
+    }
+}
+
+/// Blocks in poll(2) on the line and the wake fd: edges go to the decoder with their kernel
+/// timestamps; a timeout only while a decision is pending (debounce, long press while held).
+fn watch(
+    req: &LineRequestFd,
+    wake: &Wake,
+    mut dec: ButtonDecoder,
+    on_press: impl Fn(Press),
+) -> std::io::Result<()> {
+    loop {
+        let now = cdev::monotonic_now();
+        if let Some(p) = dec.poll(now) {
+            on_press(p);
+        }
+        let ready = cdev::poll_in(&[req.raw(), wake.raw()], timeout_ms(dec.next_deadline(), now))?;
+        if ready[1] {
+            return Ok(());
+        }
+        if ready[0] {
+            for ev in req.read_events()? {
+                let t = Duration::from_nanos(ev.timestamp_ns);
+                if let Some(p) = dec.edge(t, ev.id == cdev::EVENT_RISING_EDGE) {
+                    on_press(p);
+                }
+            }
+        }
     }
 }
 
 impl Drop for GpioButton {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.wake.wake();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poll_timeouts_round_up_and_block_when_idle() {
+        let now = Duration::from_secs(100);
+        assert_eq!(timeout_ms(None, now), -1);
+        assert_eq!(timeout_ms(Some(now + Duration::from_micros(300)), now), 1);
+        assert_eq!(timeout_ms(Some(now + Duration::from_millis(2999)), now), 2999);
+        assert_eq!(timeout_ms(Some(now - Duration::from_millis(5)), now), 1);
+    }
+
+    #[test]
+    fn led_roles_are_distinct_bits_of_one_request() {
+        let bits: Vec<u64> = LedRole::ALL.iter().map(|r| bit(*r)).collect();
+        assert_eq!(bits.iter().fold(0, |a, b| a | b), ALL_LEDS);
+        assert_eq!(bits.len(), 3);
+    }
+
+    #[test]
+    fn a_chip_path_that_is_not_a_chip_is_named() {
+        let cfg = StatusConfig {
+            chip: ChipSpec::Path("/dev/null".into()),
+            ..StatusConfig::default()
+        };
+        let e = GpioLeds::open(&cfg).err().expect("/dev/null is no GPIO chip");
+        let m = e.to_string();
+        assert!(m.starts_with("/dev/null is not a GPIO chip"), "{m}");
+        assert!(m.ends_with("check [status] chip"), "{m}");
+        let cfg = ButtonConfig {
+            chip: ChipSpec::Path("/dev/gpiochip-none".into()),
+            ..ButtonConfig::default()
+        };
+        let e = GpioButton::start(&cfg, |_| {}).err().expect("no such chip");
+        let m = e.to_string();
+        assert!(m.contains("/dev/gpiochip-none") && m.contains("[button] chip"), "{m}");
     }
 }

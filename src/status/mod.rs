@@ -1,9 +1,13 @@
 //! Status indicators (LEDs) and the button: GPIO, on-board LEDs, console and mock backends.
 //!
 //! [`pattern`] holds the one pattern table (pure); [`indicator`] the `Indicator` trait and the
-//! blink engine; [`open_indicator`] picks the backend from `[status]` at start.
+//! blink engine; [`open_indicator`] picks the backend from `[status]` at start. GPIO goes
+//! through the kernel's GPIO character device: [`cdev`] (the ioctls), [`chip`] (chip lookup and
+//! error texts, pure), [`gpio`] (the LEDs and the button).
 
 pub mod button;
+pub mod cdev;
+pub mod chip;
 pub mod gpio;
 pub mod indicator;
 pub mod onboard;
@@ -14,11 +18,13 @@ pub use button::{ButtonDecoder, Press};
 pub use indicator::{ConsoleIndicator, Indicator, LedIndicator, MockIndicator, MockLog};
 pub use pattern::{schedule, LedRole, Pattern, Phase, Schedule, Signal, StickProblem};
 
-pub use settings::{ButtonConfig, IndicatorBackend, StatusConfig};
+pub use settings::{ButtonConfig, ChipSpec, IndicatorBackend, StatusConfig};
 
-fn open_gpio(cfg: &StatusConfig) -> anyhow::Result<Box<dyn Indicator>> {
-    let leds = gpio::GpioLeds::open(cfg.green_pin, cfg.yellow_pin, cfg.red_pin, cfg.active_low)?;
-    Ok(Box::new(LedIndicator::start("gpio", leds)))
+/// The GPIO LEDs and the log line saying where they are.
+fn open_gpio(cfg: &StatusConfig) -> anyhow::Result<(Box<dyn Indicator>, String)> {
+    let leds = gpio::GpioLeds::open(cfg)?;
+    let line = leds.describe();
+    Ok((Box::new(LedIndicator::start("gpio", leds)), line))
 }
 
 fn open_onboard(cfg: &StatusConfig) -> anyhow::Result<Box<dyn Indicator>> {
@@ -26,18 +32,35 @@ fn open_onboard(cfg: &StatusConfig) -> anyhow::Result<Box<dyn Indicator>> {
     Ok(Box::new(LedIndicator::start("onboard", leds)))
 }
 
-/// Opens the configured backend. `auto` tries gpio, then onboard, then console, and logs why
-/// each one it skipped was unavailable. `mock` returns a mock whose log is dropped (tests build
-/// a [`MockIndicator`] themselves to keep the log).
+/// Opens the configured backend and logs, once, which one shows the status and why (one of
+/// the three `spindle: status:` lines the image's tests look for). `auto` tries gpio, then
+/// onboard, then console. `mock` returns a mock whose log is dropped, silently (tests build a
+/// [`MockIndicator`] themselves to keep the log).
 pub fn open_indicator(cfg: &StatusConfig) -> anyhow::Result<Box<dyn Indicator>> {
     match cfg.backend {
-        IndicatorBackend::Gpio => open_gpio(cfg),
-        IndicatorBackend::Onboard => open_onboard(cfg),
-        IndicatorBackend::Console => Ok(Box::new(ConsoleIndicator::default())),
+        IndicatorBackend::Gpio => {
+            let (i, line) = open_gpio(cfg)?;
+            eprintln!("spindle: status: {line}");
+            Ok(i)
+        }
+        IndicatorBackend::Onboard => {
+            let i = open_onboard(cfg)?;
+            eprintln!("spindle: status: using the on-board LEDs ([status] backend = \"onboard\")");
+            Ok(i)
+        }
+        IndicatorBackend::Console => {
+            eprintln!(
+                "spindle: status: no LEDs, status goes to the log ([status] backend = \"console\")"
+            );
+            Ok(Box::new(ConsoleIndicator::default()))
+        }
         IndicatorBackend::Mock => Ok(Box::new(MockIndicator::new().0)),
         IndicatorBackend::Auto => {
             let gpio_err = match open_gpio(cfg) {
-                Ok(i) => return Ok(i),
+                Ok((i, line)) => {
+                    eprintln!("spindle: status: {line}");
+                    return Ok(i);
+                }
                 Err(e) => e,
             };
             let onboard_err = match open_onboard(cfg) {
