@@ -31,8 +31,9 @@ pub enum Mode {
     Running { phase: Phase, aborting: bool },
     /// A run ended and nobody acknowledged it yet (short press → Idle).
     Finished { outcome: RunOutcome },
-    /// A signal arrived; the daemon is stopping.
-    ShuttingDown,
+    /// A signal arrived; the daemon is stopping. `last` is how the last run ended if nobody
+    /// acknowledged it yet: the LEDs keep saying so until the power goes.
+    ShuttingDown { last: Option<RunOutcome> },
 }
 
 /// The results stick, as far as the state machine knows.
@@ -142,9 +143,15 @@ pub enum Action {
 }
 
 /// What the LEDs show in `state`. Priority: copying, running, stick problems, run errors,
-/// safe-to-remove, done, ready.
+/// safe-to-remove, done, ready. Shutting down shows what the finished run showed.
 pub fn pattern(s: &State) -> Pattern {
-    match (s.mode, s.stick) {
+    let mode = match s.mode {
+        Mode::ShuttingDown {
+            last: Some(outcome),
+        } => Mode::Finished { outcome },
+        m => m,
+    };
+    match (mode, s.stick) {
         (Mode::Booting, _) => Pattern::Booting,
         (_, Stick::Copying) => Pattern::Copying,
         (Mode::Running { phase, .. }, _) => Pattern::Running { phase },
@@ -168,7 +175,7 @@ pub fn pattern(s: &State) -> Pattern {
         (_, Stick::Copied) => Pattern::SafeToRemove,
         (Mode::Finished { outcome }, _) if failures(outcome) => Pattern::DoneWithFailures,
         (Mode::Finished { .. }, _) => Pattern::Done,
-        (Mode::ShuttingDown, _) => Pattern::Done,
+        (Mode::ShuttingDown { .. }, _) => Pattern::Done,
         (Mode::Idle, _) if s.disks == 0 => Pattern::NoDisks,
         (Mode::Idle, _) => Pattern::Ready { disks: s.disks },
     }
@@ -181,7 +188,7 @@ fn failures(outcome: RunOutcome) -> bool {
 fn can_copy(s: &State) -> bool {
     !matches!(
         s.mode,
-        Mode::Running { .. } | Mode::ShuttingDown | Mode::Booting
+        Mode::Running { .. } | Mode::ShuttingDown { .. } | Mode::Booting
     ) && matches!(s.stick, Stick::Present | Stick::Copied)
         && s.pending > 0
 }
@@ -203,7 +210,7 @@ fn try_start(s: &mut State, acts: &mut Vec<Action>) {
         }
         Mode::Running { .. } => acts.push(Action::Refuse("a run is already in progress".into())),
         Mode::Booting => acts.push(Action::Refuse("still scanning disks; try again".into())),
-        Mode::ShuttingDown => acts.push(Action::Refuse("the daemon is stopping".into())),
+        Mode::ShuttingDown { .. } => acts.push(Action::Refuse("the daemon is stopping".into())),
         _ => acts.push(Action::Refuse(
             "results are being copied to the stick; try again when it is safe to remove".into(),
         )),
@@ -281,14 +288,19 @@ pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
             }
         }
         Event::PhaseFinished { .. } => {}
-        Event::RunFinished { outcome } => {
-            if let Mode::Running { .. } | Mode::ShuttingDown = s.mode {
+        Event::RunFinished { outcome } => match s.mode {
+            Mode::Running { .. } => {
                 s.pending += 1;
-                if s.mode != Mode::ShuttingDown {
-                    s.mode = Mode::Finished { outcome };
-                }
+                s.mode = Mode::Finished { outcome };
             }
-        }
+            Mode::ShuttingDown { .. } => {
+                s.pending += 1;
+                s.mode = Mode::ShuttingDown {
+                    last: Some(outcome),
+                };
+            }
+            _ => {}
+        },
         Event::CopyFinished { remaining, problem } => {
             s.pending = remaining;
             if s.stick == Stick::Copying {
@@ -305,7 +317,12 @@ pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
             {
                 acts.push(Action::AbortRun);
             }
-            s.mode = Mode::ShuttingDown;
+            let last = match s.mode {
+                Mode::Finished { outcome } => Some(outcome),
+                Mode::ShuttingDown { last } => last,
+                _ => None,
+            };
+            s.mode = Mode::ShuttingDown { last };
             acts.push(Action::Exit);
         }
     }
@@ -783,7 +800,7 @@ mod tests {
     #[test]
     fn signal_aborts_and_exits() {
         let (s, a) = step(running(), Event::Signal);
-        assert_eq!(s.mode, Mode::ShuttingDown);
+        assert_eq!(s.mode, Mode::ShuttingDown { last: None });
         assert!(has(&a, &Action::AbortRun) && has(&a, &Action::Exit));
         // the run still ends and is counted as pending, never copied while shutting down
         let st = State {
@@ -852,5 +869,156 @@ mod tests {
             },
         );
         assert_eq!(a[0], Action::Show(Pattern::SafeToRemoveWithFailures));
+    }
+
+    /// Steps through `events`; returns the final state and the pattern after each event
+    /// (checked against what the Show actions said, so the daemon shows the same).
+    fn walk(start: State, events: &[Event]) -> (State, Vec<Pattern>) {
+        let mut s = start;
+        let mut shown = pattern(&s);
+        let mut seen = Vec::new();
+        for e in events {
+            let (n, acts) = step(s, e.clone());
+            for a in &acts {
+                if let Action::Show(p) = a {
+                    shown = *p;
+                }
+            }
+            assert_eq!(shown, pattern(&n), "after {e:?}: the LEDs lag the state");
+            seen.push(shown);
+            s = n;
+        }
+        (s, seen)
+    }
+
+    fn finished(failed_phases: usize) -> Event {
+        Event::RunFinished {
+            outcome: RunOutcome::Completed { failed_phases },
+        }
+    }
+
+    fn copied() -> Event {
+        Event::CopyFinished {
+            remaining: 0,
+            problem: None,
+        }
+    }
+
+    fn with_stick(s: State) -> State {
+        State {
+            stick: Stick::Present,
+            ..s
+        }
+    }
+
+    #[test]
+    fn failures_stay_shown_through_the_copy_and_the_shutdown() {
+        let (s, seen) = walk(
+            with_stick(running()),
+            &[finished(1), copied(), Event::Signal],
+        );
+        assert_eq!(
+            seen,
+            vec![
+                Pattern::Copying,
+                Pattern::SafeToRemoveWithFailures,
+                Pattern::SafeToRemoveWithFailures,
+            ]
+        );
+        // The stick taken out while the daemon stops: still "some tests failed".
+        let (_, seen) = walk(s, &[Event::StickRemoved]);
+        assert_eq!(seen, vec![Pattern::DoneWithFailures]);
+        // No stick at all.
+        let (_, seen) = walk(running(), &[finished(2), Event::Signal]);
+        assert_eq!(seen, vec![Pattern::DoneWithFailures; 2]);
+    }
+
+    #[test]
+    fn a_run_ending_while_shutting_down_shows_how_it_ended() {
+        let (_, seen) = walk(running(), &[Event::Signal, finished(1)]);
+        assert_eq!(seen.last(), Some(&Pattern::DoneWithFailures));
+        let (s, _) = walk(running(), &[Event::Signal, Event::Signal]);
+        assert_eq!(s.mode, Mode::ShuttingDown { last: None });
+    }
+
+    #[test]
+    fn no_targets_and_failed_runs_stay_shown_through_the_shutdown() {
+        let nothing = Event::RunFinished {
+            outcome: RunOutcome::NothingToDo,
+        };
+        let (_, seen) = walk(
+            with_stick(running()),
+            &[nothing.clone(), copied(), Event::Signal],
+        );
+        assert_eq!(
+            seen,
+            vec![Pattern::Copying, Pattern::NoDisks, Pattern::NoDisks]
+        );
+        let (_, seen) = walk(running(), &[nothing, Event::Signal]);
+        assert_eq!(seen, vec![Pattern::NoDisks; 2]);
+        let failed = Event::RunFinished {
+            outcome: RunOutcome::Failed,
+        };
+        let (_, seen) = walk(with_stick(running()), &[failed, copied(), Event::Signal]);
+        assert_eq!(seen, vec![Pattern::Copying, Pattern::Error, Pattern::Error]);
+    }
+
+    #[test]
+    fn a_stick_problem_stays_shown_through_the_shutdown() {
+        let full = Event::CopyFinished {
+            remaining: 1,
+            problem: Some(StickProblem::Full),
+        };
+        let problem = Pattern::StickProblem {
+            problem: StickProblem::Full,
+        };
+        let (_, seen) = walk(with_stick(running()), &[finished(0), full, Event::Signal]);
+        assert_eq!(seen, vec![Pattern::Copying, problem, problem]);
+    }
+
+    #[test]
+    fn a_new_run_or_a_new_stick_clears_the_last_result() {
+        // Failures, copied; the next run starts and ends well: all good, also at shutdown.
+        let (s, _) = walk(with_stick(running()), &[finished(1), copied()]);
+        let (_, seen) = walk(
+            s,
+            &[Event::StartRequested, finished(0), copied(), Event::Signal],
+        );
+        assert_eq!(
+            seen,
+            vec![
+                Pattern::Running {
+                    phase: Phase::Prepare
+                },
+                Pattern::Copying,
+                Pattern::SafeToRemove,
+                Pattern::SafeToRemove,
+            ]
+        );
+        // A full stick swapped for one with room: the copy is retried and the problem is gone;
+        // the run's own result (failures) stays.
+        let full = Event::CopyFinished {
+            remaining: 1,
+            problem: Some(StickProblem::Full),
+        };
+        let (s, _) = walk(with_stick(running()), &[finished(1), full]);
+        let (_, seen) = walk(
+            s,
+            &[
+                Event::StickRemoved,
+                Event::StickInserted { config_ok: true },
+                copied(),
+                Event::Signal,
+            ],
+        );
+        assert_eq!(
+            seen,
+            vec![
+                Pattern::DoneWithFailures,
+                Pattern::Copying,
+                Pattern::SafeToRemoveWithFailures,
+                Pattern::SafeToRemoveWithFailures,
+            ]
+        );
     }
 }

@@ -260,17 +260,26 @@ mod tests {
         assert!(!s.button.active_low);
         let e = ApplianceSettings::parse("[status]\nchip = \"\"\n", "t.toml").unwrap_err();
         let m = format!("{e:#}");
-        assert!(m.contains("[status]") && m.contains("is not a GPIO chip"), "{m}");
+        assert!(
+            m.contains("[status]") && m.contains("is not a GPIO chip"),
+            "{m}"
+        );
         let e = ApplianceSettings::parse("[button]\nchip = 0\n", "t.toml").unwrap_err();
         assert!(format!("{e:#}").contains("[button]"), "{e:#}");
         // The button on an LED's line: an error on one chip, fine on two.
         let one = "[status]\ngreen_pin = 26\n";
         let e = ApplianceSettings::parse(one, "t.toml").unwrap_err();
-        assert!(format!("{e:#}").contains("[button] pin: line 26 is also an LED's"), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("[button] pin: line 26 is also an LED's"),
+            "{e:#}"
+        );
         let two = "[status]\ngreen_pin = 26\n[button]\nchip = \"pinctrl-rp1\"\n";
         ApplianceSettings::parse(two, "t.toml").unwrap();
         let e = ApplianceSettings::parse("[status]\nred_pin = 17\n", "t.toml").unwrap_err();
-        assert!(format!("{e:#}").contains("three different line offsets"), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("three different line offsets"),
+            "{e:#}"
+        );
     }
 
     #[test]

@@ -264,7 +264,14 @@ mod tests {
     #[test]
     fn a_button_held_at_start_is_ignored_until_released() {
         assert!(run_on_events(&[(5_000_000_000, false)], true).is_empty());
-        let r = run_on_events(&[(5_000_000_000, false), (6_000_000_000, true), (6_100_000_000, false)], true);
+        let r = run_on_events(
+            &[
+                (5_000_000_000, false),
+                (6_000_000_000, true),
+                (6_100_000_000, false),
+            ],
+            true,
+        );
         assert_eq!(r, vec![(6130, Press::Short)]);
     }
 

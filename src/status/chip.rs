@@ -322,11 +322,21 @@ mod tests {
              (chip = \"auto\"); chips here: '9030000.pl061' (/dev/gpiochip0), 8 lines; set \
              [status] chip to one of those labels or to a /dev/gpiochipN path"
         );
-        let e = find_chip(&ChipSpec::Label("pinctrl-rp1".into()), &chips(), BUTTON_KEYS)
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("no GPIO chip labelled or named 'pinctrl-rp1'"), "{e}");
-        assert!(e.contains("'raspberrypi-exp-gpio' (/dev/gpiochip1), 8 lines"), "{e}");
+        let e = find_chip(
+            &ChipSpec::Label("pinctrl-rp1".into()),
+            &chips(),
+            BUTTON_KEYS,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("no GPIO chip labelled or named 'pinctrl-rp1'"),
+            "{e}"
+        );
+        assert!(
+            e.contains("'raspberrypi-exp-gpio' (/dev/gpiochip1), 8 lines"),
+            "{e}"
+        );
         assert!(e.contains("set [button] chip"), "{e}");
     }
 
@@ -334,8 +344,14 @@ mod tests {
     fn no_chip_at_all_says_how_to_do_without() {
         let e = find_chip(&ChipSpec::Auto, &[], BUTTON_KEYS).unwrap_err();
         let m = e.to_string();
-        assert!(m.starts_with("GPIO is not available: no /dev/gpiochip*"), "{m}");
-        assert!(m.ends_with("set [button] enabled = false to do without"), "{m}");
+        assert!(
+            m.starts_with("GPIO is not available: no /dev/gpiochip*"),
+            "{m}"
+        );
+        assert!(
+            m.ends_with("set [button] enabled = false to do without"),
+            "{m}"
+        );
     }
 
     #[test]
@@ -372,7 +388,9 @@ mod tests {
         );
         let info = [(lines[0], true, String::new())];
         let e = request_error(c, &lines, Error::from_raw_os_error(libc::EBUSY), &info);
-        assert!(e.to_string().contains("is in use by another program or driver"));
+        assert!(e
+            .to_string()
+            .contains("is in use by another program or driver"));
     }
 
     #[test]
@@ -393,7 +411,9 @@ mod tests {
 
     #[test]
     fn bias_errors_are_told_apart() {
-        assert!(bias_unsupported(&Error::from_raw_os_error(libc::EOPNOTSUPP)));
+        assert!(bias_unsupported(&Error::from_raw_os_error(
+            libc::EOPNOTSUPP
+        )));
         assert!(bias_unsupported(&Error::from_raw_os_error(libc::EINVAL)));
         assert!(bias_unsupported(&Error::from_raw_os_error(524)));
         assert!(!bias_unsupported(&Error::from_raw_os_error(libc::EBUSY)));
@@ -401,7 +421,13 @@ mod tests {
 
     #[test]
     fn chip_devices_sort_by_number() {
-        let names = ["gpiochip10", "gpiochip2", "gpiomem", "gpiochip0", "gpiochipx"];
+        let names = [
+            "gpiochip10",
+            "gpiochip2",
+            "gpiomem",
+            "gpiochip0",
+            "gpiochipx",
+        ];
         assert_eq!(
             chip_device_names(names.iter().map(|s| s.to_string())),
             vec!["gpiochip0", "gpiochip2", "gpiochip10"]

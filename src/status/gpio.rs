@@ -285,7 +285,10 @@ fn watch(
         if let Some(p) = dec.poll(now) {
             on_press(p);
         }
-        let ready = cdev::poll_in(&[req.raw(), wake.raw()], timeout_ms(dec.next_deadline(), now))?;
+        let ready = cdev::poll_in(
+            &[req.raw(), wake.raw()],
+            timeout_ms(dec.next_deadline(), now),
+        )?;
         if ready[1] {
             return Ok(());
         }
@@ -318,7 +321,10 @@ mod tests {
         let now = Duration::from_secs(100);
         assert_eq!(timeout_ms(None, now), -1);
         assert_eq!(timeout_ms(Some(now + Duration::from_micros(300)), now), 1);
-        assert_eq!(timeout_ms(Some(now + Duration::from_millis(2999)), now), 2999);
+        assert_eq!(
+            timeout_ms(Some(now + Duration::from_millis(2999)), now),
+            2999
+        );
         assert_eq!(timeout_ms(Some(now - Duration::from_millis(5)), now), 1);
     }
 
@@ -335,7 +341,9 @@ mod tests {
             chip: ChipSpec::Path("/dev/null".into()),
             ..StatusConfig::default()
         };
-        let e = GpioLeds::open(&cfg).err().expect("/dev/null is no GPIO chip");
+        let e = GpioLeds::open(&cfg)
+            .err()
+            .expect("/dev/null is no GPIO chip");
         let m = e.to_string();
         assert!(m.starts_with("/dev/null is not a GPIO chip"), "{m}");
         assert!(m.ends_with("check [status] chip"), "{m}");
@@ -345,6 +353,9 @@ mod tests {
         };
         let e = GpioButton::start(&cfg, |_| {}).err().expect("no such chip");
         let m = e.to_string();
-        assert!(m.contains("/dev/gpiochip-none") && m.contains("[button] chip"), "{m}");
+        assert!(
+            m.contains("/dev/gpiochip-none") && m.contains("[button] chip"),
+            "{m}"
+        );
     }
 }

@@ -151,7 +151,10 @@ mod tests {
         );
         for bad in ["", " pinctrl-rp1", "dev/gpiochip0", &"x".repeat(32), "a\tb"] {
             let e = p(bad).unwrap_err();
-            assert!(e.contains("is not a GPIO chip") && e.contains("\"auto\""), "{e}");
+            assert!(
+                e.contains("is not a GPIO chip") && e.contains("\"auto\""),
+                "{e}"
+            );
         }
         for c in [ChipSpec::Auto, ChipSpec::Label("pinctrl-rp1".into())] {
             assert_eq!(p(&String::from(c.clone())), Ok(c));
