@@ -251,6 +251,41 @@ fn no_import_cycle_between_top_level_modules() {
     }
 }
 
+/// GPIO goes through the kernel's character device, by hand-written uAPI v2 ioctls in
+/// `status/cdev.rs` only (type 0xB4 is GPIO's ioctl letter); rppal, which maps /dev/gpiomem or
+/// /dev/mem and cannot start on the image's kernel, is not a dependency.
+#[test]
+fn gpio_ioctls_live_in_status_cdev_only() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let cdev = src().join("status/cdev.rs");
+    assert!(
+        std::fs::read_to_string(&cdev)
+            .unwrap()
+            .contains("(0xB4 << 8)"),
+        "status/cdev.rs builds the GPIO ioctl numbers"
+    );
+    for f in files.iter().filter(|f| **f != cdev) {
+        let text = std::fs::read_to_string(f).unwrap();
+        for l in non_test_lines(&text) {
+            let code = l.split("//").next().unwrap_or("");
+            assert!(
+                !code.contains("0xB4") && !code.contains("0xb4") && !code.contains("rppal"),
+                "{}: GPIO ioctls belong in status/cdev.rs: {l}",
+                f.display()
+            );
+        }
+    }
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    assert!(
+        !manifest
+            .lines()
+            .any(|l| l.trim_start().starts_with("rppal")),
+        "rppal cannot open GPIO on the image's kernel (STRICT_DEVMEM, no gpiomem)"
+    );
+}
+
 #[test]
 fn files_and_functions_stay_small() {
     let mut files = Vec::new();

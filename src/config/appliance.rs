@@ -312,5 +312,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.config.disks, crate::disk::DiskPolicy::default());
+        assert_eq!(s.status, StatusConfig::default());
+        assert_eq!(s.button, ButtonConfig::default());
     }
 }
