@@ -80,16 +80,18 @@ pub enum GpioError {
         keys: Keys,
     },
     #[error("line {} does not exist on {chip}, which has lines 0-{}; change {}", .line.offset, .chip.lines.saturating_sub(1), .line.key)]
-    NoSuchLine { chip: ChipEntry, line: LineUse },
+    NoSuchLine { chip: Box<ChipEntry>, line: LineUse },
     #[error("line {} of {} ({}) is {}; free it or change {}", .line.offset, .chip.label, .chip.path.display(), holder(.consumer), .line.key)]
     Busy {
-        chip: ChipEntry,
+        chip: Box<ChipEntry>,
         line: LineUse,
         consumer: String,
     },
+    #[error("could not create the button watcher's eventfd: {0}")]
+    Wake(std::io::Error),
     #[error("requesting line{} {} of {chip} failed: {err}{}; change {}", plural(.lines), offsets(.lines), root_hint(.err), keys(.lines))]
     Request {
-        chip: ChipEntry,
+        chip: Box<ChipEntry>,
         lines: Vec<LineUse>,
         err: std::io::Error,
     },
@@ -188,7 +190,7 @@ pub fn find_chip<'a>(
 pub fn check_lines(chip: &ChipEntry, lines: &[LineUse]) -> Result<(), GpioError> {
     match lines.iter().find(|l| l.offset >= chip.lines) {
         Some(l) => Err(GpioError::NoSuchLine {
-            chip: chip.clone(),
+            chip: Box::new(chip.clone()),
             line: *l,
         }),
         None => Ok(()),
@@ -206,14 +208,14 @@ pub fn request_error(
     if err.raw_os_error() == Some(libc::EBUSY) {
         if let Some((line, _, consumer)) = info.iter().find(|(_, used, _)| *used) {
             return GpioError::Busy {
-                chip: chip.clone(),
+                chip: Box::new(chip.clone()),
                 line: *line,
                 consumer: consumer.clone(),
             };
         }
     }
     GpioError::Request {
-        chip: chip.clone(),
+        chip: Box::new(chip.clone()),
         lines: lines.to_vec(),
         err,
     }

@@ -222,11 +222,7 @@ impl GpioButton {
         on_press: impl Fn(Press) + Send + 'static,
     ) -> Result<Self, GpioError> {
         let (req, entry) = request_button(cfg)?;
-        let wake = Arc::new(Wake::new().map_err(|err| GpioError::Request {
-            chip: entry.clone(),
-            lines: Vec::new(),
-            err,
-        })?);
+        let wake = Arc::new(Wake::new().map_err(GpioError::Wake)?);
         let description = format!(
             "GPIO line {} on chip {}, pressed = {}",
             cfg.pin,
