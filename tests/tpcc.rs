@@ -10,7 +10,10 @@ use mysql_async::prelude::Queryable;
 use spindle::db::ConnectionConfig;
 use spindle::engine::{Controller, Observer, Silent};
 use spindle::model::{Counters, Measurement, TpccCounters};
-use spindle::tpcc::{self, CheckStatus, TpccConfig};
+use spindle::tpcc::deck::{
+    CustomerKey, Delivery, Input, Line, NewOrder, Payment, StockLevel, UNUSED_ITEM,
+};
+use spindle::tpcc::{self, CheckStatus, Statements, TpccConfig};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -252,6 +255,16 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     );
     assert_all_pass(&check(&cfg).await, true);
 
+    // The batched statements keep every condition too.
+    run_cfg.statements = Statements::Batched;
+    run_cfg.time_s = 4;
+    let m = run(&run_cfg).await;
+    assert_eq!(m.error, None);
+    assert!(counters(&m).per_type[0].success > 0, "{m:?}");
+    assert_all_pass(&check(&cfg).await, true);
+
+    statements_at_the_server(&srv).await;
+    assert_all_pass(&check(&cfg).await, true);
     pasted_tpcc_start_line(&srv).await;
 
     // One row altered by hand: the engine's report and the CLI name condition and warehouse.
@@ -272,6 +285,144 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     assert!(out.contains("FAILED: 2 of 11 checks"), "{out}");
 
     bad_input_with_a_server(&srv).await;
+    side.disconnect().await.unwrap();
+}
+
+/// The server's statement counters of `conn`'s session: Com_stmt_execute, and the statements
+/// by kind (SELECT, INSERT, UPDATE, DELETE, COMMIT, ROLLBACK; a prepared statement counts
+/// under its kind too, a text COMMIT as tpcc-mysql's `mysql_commit` sends only there).
+async fn session_counts(conn: &mut mysql_async::Conn) -> (u64, u64) {
+    let rows: Vec<(String, u64)> = conn
+        .query(
+            "SHOW SESSION STATUS WHERE Variable_name IN ('Com_stmt_execute', 'Com_select', \
+             'Com_insert', 'Com_update', 'Com_delete', 'Com_commit', 'Com_rollback')",
+        )
+        .await
+        .unwrap();
+    let execute = rows.iter().find(|r| r.0 == "Com_stmt_execute").unwrap().1;
+    let by_kind = rows
+        .iter()
+        .filter(|r| r.0 != "Com_stmt_execute")
+        .map(|r| r.1)
+        .sum();
+    (execute, by_kind)
+}
+
+/// Statements one transaction sends, counted by the server: (executions, by kind).
+async fn counted(probe: &mut tpcc::Probe, input: &Input) -> ((u64, u64), bool) {
+    let before = session_counts(probe.conn()).await;
+    let committed = probe.execute(input).await.unwrap_or_else(|e| panic!("{e}"));
+    let after = session_counts(probe.conn()).await;
+    ((after.0 - before.0, after.1 - before.1), committed)
+}
+
+fn new_order(items: &[u32]) -> Input {
+    let mut lines: Vec<Line> = items
+        .iter()
+        .map(|&item| Line {
+            item,
+            supply_w: 1,
+            quantity: 3,
+        })
+        .collect();
+    lines.sort_by_key(|l| (l.supply_w, l.item));
+    Input::NewOrder(NewOrder {
+        w: 1,
+        d: 2,
+        c: 17,
+        rollback: items.contains(&UNUSED_ITEM),
+        all_local: true,
+        lines,
+    })
+}
+
+/// At the server, the tpcc-mysql shape sends tpcc_start's statements per transaction
+/// (neword.c: 5 + 4 per line + the commit; an order with the unused item stops at its SELECT
+/// and rolls back; payment.c, delivery.c, slev.c likewise), the batched shape its nine.
+async fn statements_at_the_server(srv: &TestServer) {
+    let mut side = mysql_async::Conn::new(srv.opts()).await.unwrap();
+    let mut rw = tpcc::Probe::new(&connection(srv), Statements::TpccMysql)
+        .await
+        .unwrap();
+    let mut batched = tpcc::Probe::new(&connection(srv), Statements::Batched)
+        .await
+        .unwrap();
+    for items in [
+        vec![11, 12, 13, 14, 15],
+        (101..=115).collect::<Vec<u32>>(),
+        vec![7; 9],
+    ] {
+        let n = items.len() as u64;
+        let (c, ok) = counted(&mut rw, &new_order(&items)).await;
+        assert!(ok);
+        assert_eq!(
+            c,
+            (5 + 4 * n + 1, 5 + 4 * n + 1),
+            "tpcc-mysql shape, {n} lines"
+        );
+        let (c, ok) = counted(&mut batched, &new_order(&items)).await;
+        assert!(ok);
+        assert_eq!(c, (9, 9), "batched, {n} lines in one warehouse");
+    }
+    let mut items: Vec<u32> = (201..=209).collect();
+    items.push(UNUSED_ITEM);
+    let (c, ok) = counted(&mut rw, &new_order(&items)).await;
+    assert!(!ok, "the unused item rolls back");
+    assert_eq!(
+        c,
+        (5 + 4 * 9 + 1 + 1, 5 + 4 * 9 + 1 + 1),
+        "up to the unused item, then ROLLBACK"
+    );
+    let (c, ok) = counted(&mut batched, &new_order(&items)).await;
+    assert!(!ok);
+    assert_eq!(c, (6, 6), "header, items, ROLLBACK");
+
+    // Payment by id: 4 + customer + update (+ C_DATA read for "BC") + history + commit.
+    let credit: String = side
+        .query_first("SELECT c_credit FROM customer WHERE c_w_id = 1 AND c_d_id = 3 AND c_id = 5")
+        .await
+        .unwrap()
+        .unwrap();
+    let pay = Input::Payment(Payment {
+        w: 1,
+        d: 3,
+        c_w: 1,
+        c_d: 3,
+        customer: CustomerKey::Id(5),
+        amount_cents: 1234,
+    });
+    let (c, _) = counted(&mut rw, &pay).await;
+    let want = 8 + (credit == "BC") as u64;
+    assert_eq!(c, (want, want), "Payment by id, {credit}");
+    // Stock-Level: district, distinct items, one count per item, commit.
+    let next: u32 = side
+        .query_first("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4")
+        .await
+        .unwrap()
+        .unwrap();
+    let distinct = count(
+        &mut side,
+        &format!(
+            "SELECT COUNT(DISTINCT ol_i_id) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 4 \
+             AND ol_o_id < {next} AND ol_o_id >= {next} - 20"
+        ),
+    )
+    .await;
+    let sl = Input::StockLevel(StockLevel {
+        w: 1,
+        d: 4,
+        threshold: 15,
+    });
+    let (c, _) = counted(&mut rw, &sl).await;
+    assert_eq!(c, (3 + distinct, 3 + distinct), "Stock-Level");
+    // Delivery: per district with a new order, 7 statements and a commit.
+    let with_orders = count(
+        &mut side,
+        "SELECT COUNT(DISTINCT no_d_id) FROM new_orders WHERE no_w_id = 1",
+    )
+    .await;
+    let (c, _) = counted(&mut rw, &Input::Delivery(Delivery { w: 1, carrier: 3 })).await;
+    assert_eq!(c.0, 8 * with_orders, "Delivery");
     side.disconnect().await.unwrap();
 }
 

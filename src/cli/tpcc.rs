@@ -47,6 +47,12 @@ pub struct TpccArgs {
     /// per-connection (connection i always uses warehouse i mod W + 1, HammerDB's model).
     #[arg(long, value_name = "MODE", default_value = "random")]
     pub home_warehouse: String,
+    /// run: the statements the transactions send: tpcc-mysql (tpcc_start's, one per row
+    /// operation: 5 + 4 per order line + 1 for a New-Order; a TpmC that lines up with
+    /// tpcc-mysql's) or batched (spindle's fewer round trips for the same rows: less work per
+    /// transaction, a higher TpmC that does not compare with tpcc-mysql's).
+    #[arg(long, value_name = "SHAPE", default_value = "tpcc-mysql")]
+    pub statements: String,
     /// Unix socket of the server (wins over host and port).
     #[arg(short = 'S', long, value_name = "PATH")]
     pub mysql_socket: Option<std::path::PathBuf>,

@@ -11,7 +11,7 @@ use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, IoMode, TestMode};
 use crate::oltp::{OltpConfig, RandType, Workload};
 use crate::provision::mysqld::MysqldSettings;
 use crate::report::suite::ProfileRecord;
-use crate::tpcc::{HomeWarehouse, TpccConfig};
+use crate::tpcc::{HomeWarehouse, Statements, TpccConfig};
 use anyhow::bail;
 use serde::Deserialize;
 use std::time::Duration;
@@ -168,6 +168,10 @@ pub struct TpccProfile {
     /// `random` (tpcc-mysql: per transaction) or `per_connection` (HammerDB) [random].
     #[serde(default)]
     pub home_warehouse: Option<String>,
+    /// The statements the transactions send: `tpcc-mysql` (tpcc_start's, one per row
+    /// operation) or `batched` (spindle's fewer round trips) [tpcc-mysql].
+    #[serde(default)]
+    pub statements: Option<String>,
     /// Check TPC-C's consistency conditions after the run [true].
     #[serde(default = "yes")]
     pub check: bool,
@@ -554,6 +558,15 @@ fn resolve_tpcc(t: &TpccProfile) -> Result<TpccPlan, KeyError> {
             ))
         }
     };
+    let statements = match t.statements.as_deref() {
+        None => d.statements,
+        Some(name) => Statements::parse(name).ok_or_else(|| {
+            (
+                "statements",
+                format!("'{name}': use \"tpcc-mysql\" (tpcc_start's statements) or \"batched\""),
+            )
+        })?,
+    };
     let base = TpccConfig {
         warehouses: t.warehouses,
         connections: t.connections,
@@ -562,6 +575,7 @@ fn resolve_tpcc(t: &TpccProfile) -> Result<TpccPlan, KeyError> {
         report_interval_s: t.report_interval,
         load_connections: t.load_connections.unwrap_or(d.load_connections),
         home_warehouse,
+        statements,
         ..d
     };
     base.validate().map_err(|e| {
@@ -607,6 +621,7 @@ mod tests {
             (10, 50, 20, 300),
             "seed 003's tpcc_start line"
         );
+        assert_eq!(t.base.statements, crate::tpcc::Statements::TpccMysql);
         let o = r.oltp.unwrap();
         assert_eq!(o.base.tables, 10);
         assert_eq!(o.workloads, vec![Workload::Legacy]);
@@ -689,6 +704,7 @@ mod tests {
                 format!("{tpcc}home_warehouse = \"mine\"\n"),
                 "tpcc.home_warehouse",
             ),
+            (format!("{tpcc}statements = \"rows\"\n"), "tpcc.statements"),
             (
                 format!("{tpcc}load_connections = 0\n"),
                 "tpcc.load_connections",

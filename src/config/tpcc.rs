@@ -3,7 +3,7 @@
 
 use crate::cli::TpccArgs;
 use crate::db::ConnectionConfig;
-use crate::tpcc::{HomeWarehouse, TpccConfig};
+use crate::tpcc::{HomeWarehouse, Statements, TpccConfig};
 use anyhow::{bail, Context};
 use std::path::Path;
 
@@ -152,6 +152,12 @@ pub fn config_from_args(
         "per-connection" | "fixed" => HomeWarehouse::PerConnection,
         other => bail!("--home-warehouse {other}: use random or per-connection"),
     };
+    let Some(statements) = Statements::parse(&args.statements) else {
+        bail!(
+            "--statements {}: use tpcc-mysql (tpcc_start's statements) or batched",
+            args.statements
+        );
+    };
     let cfg = TpccConfig {
         warehouses: u32::try_from(warehouses).unwrap_or(u32::MAX),
         connections,
@@ -167,6 +173,7 @@ pub fn config_from_args(
         connection,
         client_threads: args.client_threads,
         skip_write_wakeups: !args.keep_write_wakeups,
+        statements,
     };
     if warehouses > u32::MAX as u64 {
         return Err(crate::tpcc::TpccError::Warehouses(warehouses).into());

@@ -51,6 +51,7 @@ pub fn describe(r: &BenchResult) -> String {
                 "{} warehouses, {} connections",
                 c.warehouses, c.connections
             ));
+            parts.push(format!("{} statements", c.statements.name()));
             if c.home_warehouse == crate::tpcc::HomeWarehouse::PerConnection {
                 parts.push("home warehouse per connection".into());
             }

@@ -194,12 +194,15 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
         return;
     };
     let f0 = figures(first);
-    let unit = match first.options {
-        super::TestOptions::Tpcc(_) => "connection",
-        _ => "thread",
+    let (unit, shape) = match &first.options {
+        super::TestOptions::Tpcc(c) => (
+            "connection",
+            format!(", {} statements", c.statements.name()),
+        ),
+        _ => ("thread", String::new()),
     };
     let plural = if first.threads == 1 { "" } else { "s" };
-    let _ = writeln!(w, "\n{test}  ({} {unit}{plural})", first.threads);
+    let _ = writeln!(w, "\n{test}  ({} {unit}{plural}{shape})", first.threads);
     let _ = writeln!(
         w,
         "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}",

@@ -9,7 +9,7 @@
 //! (TPC-C's 5/5/5/80/20 s); tpcc-mysql compares those numbers with milliseconds.
 
 use super::model::{BenchResult, Counters, IntervalRates, IntervalSample, TpccCounters};
-use crate::tpcc::{CheckReport, CheckStatus, NewOrderRecord, TpccConfig, TxKind};
+use crate::tpcc::{CheckReport, CheckStatus, NewOrderRecord, Statements, TpccConfig, TxKind};
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -36,12 +36,23 @@ pub fn run_header(cfg: &TpccConfig) -> String {
         crate::tpcc::HomeWarehouse::PerConnection => "one home warehouse per connection",
     };
     let _ = writeln!(s, "       [mode]: no keying/think time; {home}");
+    let _ = writeln!(s, " [statements]: {}", statements_line(cfg.statements));
     let _ = writeln!(
         s,
         "   [rt limit]: {} seconds (New-Order/Payment/Order-Status/Delivery/Stock-Level)",
         cfg.rt_limits_s.map(|x| x.to_string()).join("/")
     );
     s
+}
+
+/// What the statement shape means, for the header.
+pub fn statements_line(shape: Statements) -> &'static str {
+    match shape {
+        Statements::TpccMysql => "tpcc-mysql (tpcc_start's statements, one per row operation)",
+        Statements::Batched => {
+            "batched (spindle's fewer round trips; TpmC does not compare with tpcc-mysql's)"
+        }
+    }
 }
 
 /// The `<Parameters>` lines shared by the loader and the driver (password masked).

@@ -1,4 +1,5 @@
-//! Delivery (TPC-C 2.7.4) for all ten districts in one transaction of six round trips.
+//! Delivery (TPC-C 2.7.4) batched (`--statements batched`): all ten districts in one
+//! transaction of six round trips.
 //!
 //! tpcc-mysql delivers district after district (seven statements and a commit each, seventy in
 //! all). TPC-C lets the ten deliveries be one database transaction (2.7.4.2); spindle runs each
@@ -15,7 +16,7 @@
 
 use super::data::DISTRICTS;
 use super::deck::Delivery;
-use super::txn::{Done, Session, TxError};
+use super::txn::{missing, Done, Session, TxError};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Params, Value};
 
@@ -104,26 +105,29 @@ type Oldest = (
 
 /// Runs one Delivery on `s`.
 pub(crate) async fn delivery(s: &mut Session, dl: &Delivery) -> Result<Done, TxError> {
+    let Some(b) = s.batch.as_ref() else {
+        return Err(missing("the batched statements are not prepared".into()));
+    };
     let w = Value::from(dl.w);
     let params = Params::Positional(vec![w.clone(); N]);
-    let oldest: Option<Oldest> = s.conn.exec_first(&s.dl[0], params).await?;
+    let oldest: Option<Oldest> = s.conn.exec_first(&b.dl[0], params).await?;
     let o = oldest.unwrap_or_default();
     let candidates = to_deliver(&[o.0, o.1, o.2, o.3, o.4, o.5, o.6, o.7, o.8, o.9]);
     if !candidates.is_empty() {
         let locked: Vec<(u32, u32)> = s
             .conn
-            .exec(&s.dl[1], pair_params(std::slice::from_ref(&w), &candidates))
+            .exec(&b.dl[1], pair_params(std::slice::from_ref(&w), &candidates))
             .await?;
         if !locked.is_empty() {
             s.conn
-                .exec_drop(&s.dl[2], pair_params(std::slice::from_ref(&w), &locked))
+                .exec_drop(&b.dl[2], pair_params(std::slice::from_ref(&w), &locked))
                 .await?;
             s.conn
-                .exec_drop(&s.dl[3], pair_params(std::slice::from_ref(&w), &locked))
+                .exec_drop(&b.dl[3], pair_params(std::slice::from_ref(&w), &locked))
                 .await?;
             let head = [Value::from(dl.carrier), w];
             s.conn
-                .exec_drop(&s.dl[4], pair_params(&head, &locked))
+                .exec_drop(&b.dl[4], pair_params(&head, &locked))
                 .await?;
         }
     }

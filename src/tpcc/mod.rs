@@ -20,22 +20,26 @@
 //! - Payment updates C_YTD_PAYMENT and C_PAYMENT_CNT, New-Order updates S_YTD, S_ORDER_CNT and
 //!   S_REMOTE_CNT (TPC-C 2.5.2.2, 2.4.2.2; tpcc-mysql skips them, which breaks consistency
 //!   condition 3.3.2.12 after a run). The updates are in the same statements, on the same rows.
-//! - Fewer round trips for the same rows, locks and writes (a round trip costs the client about
-//!   as much CPU as all its other work): New-Order reads the items in one statement and locks,
-//!   reads and updates the stock rows of a supply warehouse in one statement each, then inserts
-//!   its lines in one (see `neworder`); Delivery does each of its steps for the ten districts at
-//!   once in one transaction, which TPC-C 2.7.4.2 allows (tpcc-mysql commits per district; see
+//! - The statements: by default tpcc-mysql's ([`Statements::TpccMysql`], `rowwise`): one per
+//!   row operation in `tpcc_start`'s order, so the server does the work per transaction a
+//!   published tpcc-mysql TpmC did (its extra columns ride in the same statements, above).
+//!   [`Statements::Batched`] (`--statements batched`) sends fewer round trips for the same
+//!   rows, locks and writes (a round trip costs the client about as much CPU as all its other
+//!   work): New-Order reads the items in one statement and locks, reads and updates the stock
+//!   rows of a supply warehouse in one statement each, then inserts its lines in one (see
+//!   `neworder`); Delivery does each of its steps for the ten districts at once in one
+//!   transaction, which TPC-C 2.7.4.2 allows (tpcc-mysql commits per district; see
 //!   `delivery`); Stock-Level is the one join of TPC-C Appendix A.5 instead of one SELECT per
 //!   item; New-Order takes the district's next order id in its UPDATE and keeps it server-side
 //!   (`@spindle_o_id`) instead of reading it first; Payment's history row takes the warehouse
 //!   and district names with an INSERT … SELECT, and the customer's UPDATE itself prefixes
-//!   C_DATA when C_CREDIT is "BC", instead of reading those rows first (their other fields are
-//!   terminal output, which a driver without terminals does not show; the rows are read and
-//!   written by the UPDATEs either way); a by-name lookup reads the matching customers once
-//!   instead of counting them first. About 7 round trips per transaction on average instead of
-//!   tpcc-mysql's 37.
-//! - Delivery locks the new orders it delivers, so two concurrent Deliveries never deliver one
-//!   order twice (tpcc-mysql reads them without a lock).
+//!   C_DATA when C_CREDIT is "BC", instead of reading those rows first; a by-name lookup reads
+//!   the matching customers once instead of counting them first. About 7 statements per
+//!   transaction instead of tpcc-mysql's 25 (BENCHMARKS.md): less work for client and server,
+//!   a TpmC that does not line up with tpcc-mysql's. The result records which ran.
+//! - Delivery never delivers one order twice: the batched one locks the new orders it
+//!   delivers, tpcc-mysql's shape skips a district whose DELETE found the order gone
+//!   (tpcc-mysql reads them without a lock and delivers on).
 //! - Only deadlocks, lock-wait timeouts and "record changed" (1213, 1205, 1020) are retried;
 //!   a lost connection reconnects and retries; any other error ends the run with the partial
 //!   result (tpcc-mysql retries everything up to 2000 times and never reconnects).
@@ -53,6 +57,7 @@ mod live;
 mod load;
 mod neworder;
 pub mod random;
+mod rowwise;
 mod run;
 pub mod schema;
 mod txn;
@@ -63,6 +68,7 @@ pub use deck::TxKind;
 pub use error::{TpccError, MAX_WAREHOUSES};
 pub use load::{cleanup, prepare, PrepareSummary};
 pub use run::{run, run_logged, NewOrderRecord, TransactionLog};
+pub use txn::Probe;
 
 use crate::db::ConnectionConfig;
 use serde::{Deserialize, Serialize};
@@ -75,6 +81,45 @@ pub enum HomeWarehouse {
     Random,
     /// Connection i always uses warehouse (i mod W) + 1 (HammerDB's virtual users).
     PerConnection,
+}
+
+/// Which statements the five transactions send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Statements {
+    /// tpcc-mysql's: one statement per row operation, in `tpcc_start`'s order (see `rowwise`),
+    /// so the server does the work per transaction a published tpcc-mysql TpmC did.
+    #[serde(rename = "tpcc-mysql")]
+    TpccMysql,
+    /// spindle's fewer round trips for the same rows, locks and writes (see `neworder`,
+    /// `delivery`): less client and server work per statement, a TpmC that does not line up
+    /// with tpcc-mysql's.
+    #[serde(rename = "batched")]
+    Batched,
+}
+
+impl Statements {
+    /// The name of `--statements` and the profile key `statements`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Statements::TpccMysql => "tpcc-mysql",
+            Statements::Batched => "batched",
+        }
+    }
+
+    /// Parses a name given to `--statements` or the profile key.
+    pub fn parse(s: &str) -> Option<Statements> {
+        match s {
+            "tpcc-mysql" => Some(Statements::TpccMysql),
+            "batched" => Some(Statements::Batched),
+            _ => None,
+        }
+    }
+
+    /// What a result document written before the choice existed ran: every run before then
+    /// sent the batched statements, so a document without the field reads as batched.
+    fn before_the_choice() -> Statements {
+        Statements::Batched
+    }
 }
 
 /// Everything one TPC-C prepare/run/check/cleanup needs. Defaults are tpcc_start's.
@@ -114,6 +159,9 @@ pub struct TpccConfig {
     /// run: stop the kernel waking the client when the server has read a request (see
     /// `db::sockets`).
     pub skip_write_wakeups: bool,
+    /// run: which statements the transactions send (tpcc-mysql's by default).
+    #[serde(default = "Statements::before_the_choice")]
+    pub statements: Statements,
 }
 
 impl Default for TpccConfig {
@@ -136,6 +184,7 @@ impl Default for TpccConfig {
             },
             client_threads: 0,
             skip_write_wakeups: true,
+            statements: Statements::TpccMysql,
         }
     }
 }
@@ -205,6 +254,20 @@ mod tests {
             ..TpccConfig::default()
         };
         assert_eq!(bad.validate().unwrap_err().option(), Some("connections"));
+    }
+
+    #[test]
+    fn statements_default_to_tpcc_mysql_and_old_documents_read_as_batched() {
+        assert_eq!(TpccConfig::default().statements, Statements::TpccMysql);
+        let mut v = serde_json::to_value(TpccConfig::default()).unwrap();
+        assert_eq!(v["statements"], "tpcc-mysql");
+        v.as_object_mut().unwrap().remove("statements");
+        let old: TpccConfig = serde_json::from_value(v).unwrap();
+        assert_eq!(old.statements, Statements::Batched);
+        for s in [Statements::TpccMysql, Statements::Batched] {
+            assert_eq!(Statements::parse(s.name()), Some(s));
+        }
+        assert_eq!(Statements::parse("rows"), None);
     }
 
     #[test]

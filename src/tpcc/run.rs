@@ -372,12 +372,16 @@ fn client_thread(
                 .connect(true)
                 .await
                 .map_err(|e| format!("{e:#}"))?;
-            v.push(Session::new(conn).await.map_err(|e| {
-                format!(
-                    "could not prepare the TPC-C statements: {}",
-                    describe_error(&e)
-                )
-            })?);
+            v.push(
+                Session::new(conn, shared.cfg.statements)
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "could not prepare the TPC-C statements: {}",
+                            describe_error(&e)
+                        )
+                    })?,
+            );
         }
         Ok(v)
     });

@@ -5,6 +5,8 @@
 
 use super::deck::{CustomerKey, Input, NewOrder, OrderStatus, Payment, StockLevel};
 use super::neworder as no;
+use super::{rowwise, Statements};
+use crate::db::{describe_error, ConnectionConfig};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Row, Statement, Value};
 
@@ -81,29 +83,20 @@ pub(crate) fn missing(what: String) -> TxError {
     TxError::Missing(what)
 }
 
-/// One connection with its prepared statements.
-pub(crate) struct Session {
-    pub conn: Conn,
-    st: Vec<Statement>,
-    /// New-Order's batched statements (see `neworder`): the items, the stock rows of one
-    /// warehouse per district (its S_DIST_xx), their update, the order lines per count.
-    pub(super) items: Statement,
-    pub(super) stock: Vec<Statement>,
-    pub(super) stock_update: Statement,
-    pub(super) lines: Vec<Statement>,
-    /// Delivery's statements (see `delivery`).
-    pub(super) dl: Vec<Statement>,
+/// The batched statements (`--statements batched`).
+pub(super) struct Batch {
+    /// New-Order's (see `neworder`): the items, the stock rows of one warehouse per district
+    /// (its S_DIST_xx), their update, the order lines per count.
+    pub items: Statement,
+    pub stock: Vec<Statement>,
+    pub stock_update: Statement,
+    pub lines: Vec<Statement>,
+    /// Delivery's (see `delivery`).
+    pub dl: Vec<Statement>,
 }
 
-impl Session {
-    /// Turns autocommit off (tpcc-mysql's `mysql_autocommit(ctx, 0)`) and prepares every
-    /// statement.
-    pub async fn new(mut conn: Conn) -> Result<Session, mysql_async::Error> {
-        conn.query_drop("SET autocommit = 0").await?;
-        let mut st = Vec::with_capacity(SQL.len());
-        for sql in SQL {
-            st.push(conn.prep(sql).await?);
-        }
+impl Batch {
+    async fn prepare(conn: &mut Conn) -> Result<Batch, mysql_async::Error> {
         let mut stock = Vec::with_capacity(10);
         for d in 1..=10 {
             stock.push(conn.prep(no::stock_select_sql(d)).await?);
@@ -116,14 +109,50 @@ impl Session {
         for sql in super::delivery::statements() {
             dl.push(conn.prep(sql).await?);
         }
-        Ok(Session {
-            dl,
+        Ok(Batch {
             items: conn.prep(no::items_sql()).await?,
+            stock,
             stock_update: conn.prep(no::stock_update_sql()).await?,
+            lines,
+            dl,
+        })
+    }
+}
+
+/// One connection with its prepared statements: those of the shape it runs only.
+pub(crate) struct Session {
+    pub conn: Conn,
+    st: Vec<Statement>,
+    /// `Some` for the batched shape.
+    pub(super) batch: Option<Batch>,
+    /// tpcc-mysql's statements (`rowwise::SQL`), for its shape.
+    pub(super) rw: Vec<Statement>,
+}
+
+impl Session {
+    /// Turns autocommit off (tpcc-mysql's `mysql_autocommit(ctx, 0)`) and prepares the
+    /// statements of `shape`.
+    pub async fn new(mut conn: Conn, shape: Statements) -> Result<Session, mysql_async::Error> {
+        conn.query_drop("SET autocommit = 0").await?;
+        let mut st = Vec::with_capacity(SQL.len());
+        for sql in SQL {
+            st.push(conn.prep(sql).await?);
+        }
+        let (batch, rw) = match shape {
+            Statements::Batched => (Some(Batch::prepare(&mut conn).await?), Vec::new()),
+            Statements::TpccMysql => {
+                let mut rw = Vec::with_capacity(rowwise::SQL.len());
+                for sql in rowwise::SQL {
+                    rw.push(conn.prep(sql).await?);
+                }
+                (None, rw)
+            }
+        };
+        Ok(Session {
             conn,
             st,
-            stock,
-            lines,
+            batch,
+            rw,
         })
     }
 
@@ -146,8 +175,17 @@ impl Session {
         self.drop_(Q::Rollback, Params::Empty).await
     }
 
-    /// Runs one transaction.
+    /// Runs one transaction in the statements this session prepared.
     pub async fn execute(&mut self, input: &Input) -> Result<Done, TxError> {
+        if self.batch.is_none() {
+            return match input {
+                Input::NewOrder(o) => rowwise::new_order(self, o).await,
+                Input::Payment(p) => rowwise::payment(self, p).await,
+                Input::OrderStatus(o) => rowwise::order_status(self, o).await,
+                Input::Delivery(d) => rowwise::delivery(self, d).await,
+                Input::StockLevel(s) => rowwise::stock_level(self, s).await,
+            };
+        }
         match input {
             Input::NewOrder(o) => no::new_order(self, o).await,
             Input::Payment(p) => self.payment(p).await,
@@ -259,6 +297,43 @@ impl Session {
             .await?;
         self.commit().await?;
         Ok(Done::Committed)
+    }
+}
+
+/// One connection running single transactions in one statement shape, for tests and
+/// benchmarks that count at the server what a transaction sends (`SHOW SESSION STATUS` on
+/// [`Probe::conn`] between two transactions).
+pub struct Probe(Session);
+
+impl Probe {
+    /// Connects as a run's connection does (no client-side statement cache, which would
+    /// close statements it evicts), turns autocommit off and prepares the statements of
+    /// `shape`.
+    pub async fn new(connection: &ConnectionConfig, shape: Statements) -> anyhow::Result<Probe> {
+        let conn = connection.connect(true).await?;
+        let session = Session::new(conn, shape).await.map_err(|e| {
+            anyhow::anyhow!(
+                "could not prepare the TPC-C statements: {}",
+                describe_error(&e)
+            )
+        })?;
+        Ok(Probe(session))
+    }
+
+    /// The connection, for status queries between transactions.
+    pub fn conn(&mut self) -> &mut Conn {
+        &mut self.0.conn
+    }
+
+    /// Runs one transaction: `Ok(true)` committed, `Ok(false)` rolled back on purpose (a
+    /// New-Order with the unused item); an error says what stopped it.
+    pub async fn execute(&mut self, input: &Input) -> Result<bool, String> {
+        match self.0.execute(input).await {
+            Ok(Done::Committed) => Ok(true),
+            Ok(Done::RolledBack) => Ok(false),
+            Err(TxError::Sql(e)) => Err(describe_error(&e)),
+            Err(TxError::Missing(what)) => Err(what),
+        }
     }
 }
 

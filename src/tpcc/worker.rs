@@ -225,7 +225,7 @@ async fn lost(
     let mut why;
     loop {
         why = match cfg.connection.connect(true).await {
-            Ok(conn) => match Session::new(conn).await {
+            Ok(conn) => match Session::new(conn, cfg.statements).await {
                 Ok(s) => {
                     *session = s;
                     let n = crate::db::sockets::drop_write_interest(polls);
