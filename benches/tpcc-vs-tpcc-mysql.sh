@@ -18,8 +18,8 @@
 #     spindle's); TpmC, client CPU (user+sys from /usr/bin/time) per measured transaction
 #     (success+late of all five types, as both print them), peak RSS;
 #  3. statements: around every run the server's global counters (nothing else uses this
-#     server): statements by kind (Com_select + Com_insert + Com_update + Com_delete +
-#     Com_commit + Com_rollback: a prepared statement counts under its kind, so prepared and
+#     server): statements by kind (Com_select + Com_insert(_select) + Com_update(_multi) +
+#     Com_delete(_multi) + Com_commit + Com_rollback: a prepared statement counts under its kind, so prepared and
 #     text statements count alike; Com_stmt_execute shown too) per transaction (Com_commit +
 #     Com_rollback; tpcc-mysql's Delivery commits per district, so its "transactions" here are
 #     commits). With SYSBENCH_TPCC set, sysbench-tpcc (tpcc.lua with this machine's sysbench)
@@ -99,7 +99,8 @@ if command -v perf >/dev/null && perf stat -x, -e task-clock -o /dev/null true 2
 fi
 
 # The server's statement counters (global: this server serves nothing else).
-COUNTERS="'Com_stmt_execute','Com_select','Com_insert','Com_update','Com_delete','Com_commit','Com_rollback'"
+KINDS="Com_select Com_insert Com_insert_select Com_update Com_update_multi Com_delete Com_delete_multi Com_commit Com_rollback"
+COUNTERS="'Com_stmt_execute','$(echo $KINDS | sed "s/ /','/g")'"
 counters() { sql -N -e "SHOW GLOBAL STATUS WHERE Variable_name IN ($COUNTERS)" >"$1"; }
 
 # measure TOOL KIND ROUND -- command...: runs it under /usr/bin/time -v (and perf stat) and
@@ -127,7 +128,7 @@ def status(path):
     return {k: int(v) for k, v in (l.split() for l in open(path) if l.strip())}
 a, b = status(st0), status(st1)
 d = {k: b[k] - a.get(k, 0) for k in b}
-kinds = sum(d[k] for k in ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Com_rollback"))
+kinds = sum(v for k, v in d.items() if k != "Com_stmt_execute")
 o = open(out, errors="replace").read(); t = open(tv).read(); p = open(ps).read()
 m = re.search(r"^([\d.]+),msec,task-clock", p, re.M)
 task = "%.3f" % (float(m.group(1)) / 1e3) if m else "nan"

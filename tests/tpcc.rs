@@ -289,13 +289,14 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
 }
 
 /// The server's statement counters of `conn`'s session: Com_stmt_execute, and the statements
-/// by kind (SELECT, INSERT, UPDATE, DELETE, COMMIT, ROLLBACK; a prepared statement counts
+/// by kind (SELECT, INSERT (… SELECT), UPDATE, DELETE (multi-table too), COMMIT, ROLLBACK; a prepared statement counts
 /// under its kind too, a text COMMIT as tpcc-mysql's `mysql_commit` sends only there).
 async fn session_counts(conn: &mut mysql_async::Conn) -> (u64, u64) {
     let rows: Vec<(String, u64)> = conn
         .query(
             "SHOW SESSION STATUS WHERE Variable_name IN ('Com_stmt_execute', 'Com_select', \
-             'Com_insert', 'Com_update', 'Com_delete', 'Com_commit', 'Com_rollback')",
+             'Com_insert', 'Com_insert_select', 'Com_update', 'Com_update_multi', 'Com_delete', \
+             'Com_delete_multi', 'Com_commit', 'Com_rollback')",
         )
         .await
         .unwrap();
