@@ -450,6 +450,7 @@ async fn pasted_tpcc_start_line(srv: &TestServer) {
         "  [warehouse]: 1\n",
         " [connection]: 4\n",
         "no keying/think time",
+        " [statements]: tpcc-mysql (tpcc_start's statements, one per row operation)\n",
         "\nRAMP-UP TIME.(1 sec.)\n",
         "\nMEASURING START.\n",
         "\n<Raw Results>\n",
@@ -620,7 +621,14 @@ fn bad_input_without_a_server_names_the_option() {
     let (code, _, err) = spindle(&["tpcc", "prepare", "127.0.0.1", "tpcc"]);
     assert_eq!(code, 1);
     assert!(err.contains("HOST DB USER PASS WAREHOUSES"), "{err}");
+    let (code, _, err) = spindle(&["tpcc", "run", "--statements", "rows"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("--statements rows") && err.contains("tpcc-mysql") && err.contains("batched"),
+        "{err}"
+    );
     let (code, out, _) = spindle(&["tpcc", "--help"]);
     assert_eq!(code, 0);
     assert!(out.contains("-h, --mysql-host"), "{out}");
+    assert!(out.contains("--statements <SHAPE>"), "{out}");
 }

@@ -478,6 +478,20 @@ mod tests {
     }
 
     #[test]
+    fn the_statement_shape_is_named_in_the_header_and_the_caption() {
+        let mut r = result([(1, 0); 5], 10.0);
+        let TestOptions::Tpcc(cfg) = &r.options else {
+            unreachable!()
+        };
+        assert!(run_header(cfg).contains(" [statements]: tpcc-mysql (tpcc_start's"));
+        assert!(crate::report::params::describe(&r).contains("tpcc-mysql statements"));
+        if let TestOptions::Tpcc(c) = &mut r.options {
+            c.statements = Statements::Batched;
+        }
+        assert!(crate::report::params::describe(&r).contains("batched statements"));
+    }
+
+    #[test]
     fn an_empty_run_prints_zeros_not_nan() {
         let text = final_report(&result([(0, 0); 5], 0.0), Layout::Current);
         assert!(!text.to_lowercase().contains("nan"), "{text}");
