@@ -159,6 +159,18 @@ fn suite_on_a_directory_writes_a_complete_bundle() {
     assert_eq!(r.status, RunStatus::Complete);
     assert_complete_bundle(&out, &r, "scratch", TINY);
     assert!(r.targets[0].state_before.is_some() && r.targets[0].state_after.is_some());
+    // The TPC-C phase ran tpcc-mysql's statements (the profile's default) and says so.
+    let tpcc = phase(&r, "scratch", "tpcc-w1-c2");
+    assert_eq!(tpcc.status, PhaseStatus::Ok, "{:?}", tpcc.error);
+    let options = serde_json::to_value(&tpcc.result.as_ref().unwrap().options).unwrap();
+    assert_eq!(options["statements"], "tpcc-mysql", "{options}");
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(summary.contains("tpcc-mysql statements"), "{summary}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("tpcc-mysql statements"),
+        "report.html names the shape"
+    );
     // Nothing of the work is left in the target, and no server is left running.
     assert_eq!(
         std::fs::read_dir(&target).unwrap().count(),
