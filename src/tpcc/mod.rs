@@ -35,7 +35,7 @@
 //!   and district names with an INSERT … SELECT, and the customer's UPDATE itself prefixes
 //!   C_DATA when C_CREDIT is "BC", instead of reading those rows first; a by-name lookup reads
 //!   the matching customers once instead of counting them first. About 7 statements per
-//!   transaction instead of tpcc-mysql's 25 (BENCHMARKS.md): less work for client and server,
+//!   transaction instead of tpcc-mysql's 26 (BENCHMARKS.md): less work for client and server,
 //!   a TpmC that does not line up with tpcc-mysql's. The result records which ran.
 //! - Delivery never delivers one order twice: the batched one locks the new orders it
 //!   delivers, tpcc-mysql's shape skips a district whose DELETE found the order gone
