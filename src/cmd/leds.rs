@@ -1,8 +1,9 @@
-//! `spindle leds test`: shows every pattern in turn, for checking the wiring.
+//! `spindle leds test`: shows every pattern in turn, for checking the wiring; every backend logs
+//! each pattern with what each LED should do (`status::indicator::pattern_line`).
 
 use crate::cli::LedsArgs;
 use crate::config::appliance::ApplianceSettings;
-use crate::status::{open_indicator, schedule, Pattern};
+use crate::status::{open_indicator, Pattern};
 use std::time::{Duration, Instant};
 
 pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
@@ -20,16 +21,6 @@ pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
     for p in Pattern::all() {
         if stop.stop_requested() {
             break;
-        }
-        let s = schedule(p);
-        if ind.backend() != "console" {
-            println!(
-                "{:<40} green {:<22} yellow {:<22} red {}",
-                p.to_string(),
-                s.green.describe(),
-                s.yellow.describe(),
-                s.red.describe()
-            );
         }
         ind.show(p);
         let end = Instant::now() + Duration::from_secs_f64(args.seconds.max(0.1));

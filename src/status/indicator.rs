@@ -63,9 +63,22 @@ struct Shared {
     changed: Condvar,
 }
 
-/// Plays schedules on a [`LedDriver`] from a thread (25 ms resolution).
+/// The log line for a pattern change, the same for every backend (the journal's record of what
+/// the LEDs showed; the image's tests read it): `spindle: status: <pattern> (green …, …)`.
+pub fn pattern_line(pattern: Pattern) -> String {
+    let s = schedule(pattern);
+    format!(
+        "spindle: status: {pattern} (green {}, yellow {}, red {})",
+        s.green.describe(),
+        s.yellow.describe(),
+        s.red.describe()
+    )
+}
+
+/// Plays schedules on a [`LedDriver`] from a thread (25 ms resolution), and logs each change.
 pub struct LedIndicator {
     name: &'static str,
+    last: Option<Pattern>,
     shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -120,6 +133,7 @@ impl LedIndicator {
             .expect("spawning a thread only fails when the system is out of resources");
         LedIndicator {
             name,
+            last: None,
             shared,
             stop,
             thread: Some(thread),
@@ -133,6 +147,10 @@ impl Indicator for LedIndicator {
     }
 
     fn show(&mut self, pattern: Pattern) {
+        if self.last != Some(pattern) {
+            eprintln!("{}", pattern_line(pattern));
+            self.last = Some(pattern);
+        }
         let mut g = self
             .shared
             .current
@@ -157,7 +175,7 @@ impl Drop for LedIndicator {
     }
 }
 
-/// Logs every pattern change as a line on stderr.
+/// No LEDs: only the log line of every pattern change ([`pattern_line`]).
 #[derive(Debug, Default)]
 pub struct ConsoleIndicator {
     last: Option<Pattern>,
@@ -170,13 +188,7 @@ impl Indicator for ConsoleIndicator {
 
     fn show(&mut self, pattern: Pattern) {
         if self.last != Some(pattern) {
-            let s = schedule(pattern);
-            eprintln!(
-                "spindle: status: {pattern} (green {}, yellow {}, red {})",
-                s.green.describe(),
-                s.yellow.describe(),
-                s.red.describe()
-            );
+            eprintln!("{}", pattern_line(pattern));
             self.last = Some(pattern);
         }
     }
