@@ -178,7 +178,7 @@ pub enum MysqldFormatArg {
 #[derive(Debug, clap::Args)]
 pub struct DaemonArgs {
     /// Configuration file [default: /etc/spindle/spindle.toml, if it exists].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "SPINDLE_CONFIG")]
     pub config: Option<std::path::PathBuf>,
     /// Status backend, overriding `[status] backend`.
     #[arg(long, value_enum, value_name = "BACKEND")]
@@ -195,7 +195,7 @@ pub struct LedsArgs {
     #[arg(value_enum)]
     pub action: LedsAction,
     /// Configuration file (for `[status]`) [default: /etc/spindle/spindle.toml, if it exists].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "SPINDLE_CONFIG")]
     pub config: Option<std::path::PathBuf>,
     /// Backend, overriding `[status] backend`.
     #[arg(long, value_enum, value_name = "BACKEND")]
@@ -217,7 +217,7 @@ pub struct ControlArgs {
     #[arg(long, value_name = "PATH")]
     pub socket: Option<std::path::PathBuf>,
     /// Configuration file to read the socket path from.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "SPINDLE_CONFIG")]
     pub config: Option<std::path::PathBuf>,
 }
 
