@@ -590,6 +590,8 @@ impl Daemon {
             self.store.dir().display(),
             self.settings.appliance.control_socket.display()
         );
+        let sensors = crate::sys::sensors::probe(&self.settings.appliance.sysroot);
+        eprintln!("spindle: sensors: {}", sensors.describe());
         self.indicator.show(crate::status::Pattern::Booting);
         self.poll();
         let autostart = self.settings.appliance.autostart

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod compare;
 pub mod csv;
+pub mod health;
 pub mod html;
 pub mod load;
 pub mod metric;

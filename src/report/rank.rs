@@ -249,7 +249,7 @@ pub fn doubts(s: &SuiteResult) -> Vec<String> {
     let mut per: Vec<(String, Vec<&str>)> = Vec::new();
     for t in &s.targets {
         let mut mine = Vec::new();
-        throttle_doubts(t, &mut mine);
+        mine.extend(super::health::of(t).doubts());
         if let Some(l) = access::slow_usb_link(t) {
             mine.push(format!(
                 "on a {} link, not USB 3: the figures are capped by the link.",
@@ -278,27 +278,6 @@ pub fn doubts(s: &SuiteResult) -> Vec<String> {
             .map(|(d, who)| format!("{}: {d}", who.join(", "))),
     );
     out
-}
-
-fn throttle_doubts(t: &super::suite::TargetResult, out: &mut Vec<String>) {
-    let samples = t
-        .samples
-        .iter()
-        .chain(t.state_before.iter().map(|s| &s.sample))
-        .chain(t.state_after.iter().map(|s| &s.sample));
-    let (mut bits, mut uv) = (0u32, false);
-    for x in samples {
-        bits |= x.throttled.unwrap_or(0);
-        uv |= x.undervoltage.unwrap_or(false);
-    }
-    if bits != 0 {
-        out.push(format!(
-            "the Pi reported {} during the run: figures may be low.",
-            crate::sys::state::throttled_flags(bits).join(", ")
-        ));
-    } else if uv {
-        out.push("under-voltage was detected during the run: figures may be low and USB disks may reset.".into());
-    }
 }
 
 /// Data sets that fit in memory: the figures then measure caches more than the disk.

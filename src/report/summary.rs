@@ -113,23 +113,10 @@ fn targets(w: &mut String, s: &SuiteResult) {
     let _ = writeln!(w, "\nTargets:");
     for t in &s.targets {
         let _ = writeln!(w, "  {:<10} {}  {}", t.name, t.path, t.description);
-        let temps: Vec<f64> = t.samples.iter().filter_map(|x| x.temp_c).collect();
-        if let Some(max) = temps.iter().cloned().reduce(f64::max) {
-            let _ = writeln!(w, "  {:<10} SoC temperature max {max:.1} °C", "");
-        }
-        let bits = t
-            .samples
-            .iter()
-            .filter_map(|x| x.throttled)
-            .fold(0, |a, b| a | b);
-        if bits != 0 {
-            let _ = writeln!(
-                w,
-                "  {:<10} THROTTLING: {}",
-                "",
-                crate::sys::state::throttled_flags(bits).join(", ")
-            );
-        }
+        let h = super::health::of(t);
+        let _ = writeln!(w, "  {:<10} SoC temperature: {}", "", h.temperature());
+        let _ = writeln!(w, "  {:<10} under-voltage: {}", "", h.undervoltage());
+        let _ = writeln!(w, "  {:<10} throttling: {}", "", h.throttling());
         disk_facts(w, s, t);
     }
 }

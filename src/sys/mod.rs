@@ -7,6 +7,7 @@ pub mod fs;
 pub mod host;
 pub mod root;
 pub mod runner;
+pub mod sensors;
 pub mod signals;
 pub mod state;
 

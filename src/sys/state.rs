@@ -19,6 +19,9 @@ pub struct SystemState {
     pub load_1m: Option<f64>,
     #[serde(flatten)]
     pub sample: StateSample,
+    /// Which sensors could be read, and why not (absent in bundles before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensors: Option<super::sensors::Sensors>,
 }
 
 /// What is sampled every few seconds during a run.
@@ -73,24 +76,10 @@ fn read(root: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(root.join(rel.trim_start_matches('/'))).ok()
 }
 
-/// The SoC temperature: the `cpu-thermal` zone if there is one, else zone 0.
+/// The SoC temperature: the `cpu-thermal` zone if there is one, else the first zone.
 fn temperature(root: &Path) -> Option<f64> {
-    let dir = root.join("sys/class/thermal");
-    let mut zones: Vec<_> = std::fs::read_dir(&dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("thermal_zone"))
-        })
-        .collect();
-    zones.sort();
-    let pick = zones
-        .iter()
-        .find(|z| std::fs::read_to_string(z.join("type")).is_ok_and(|t| t.trim() == "cpu-thermal"))
-        .or_else(|| zones.first())?;
-    let milli: f64 = std::fs::read_to_string(pick.join("temp"))
+    let (zone, _) = super::sensors::thermal_zone(root)?;
+    let milli: f64 = std::fs::read_to_string(zone.join("temp"))
         .ok()?
         .trim()
         .parse()
@@ -99,16 +88,10 @@ fn temperature(root: &Path) -> Option<f64> {
 }
 
 fn undervoltage(root: &Path) -> Option<bool> {
-    let dir = root.join("sys/class/hwmon");
-    for e in std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok()) {
-        let p = e.path();
-        if std::fs::read_to_string(p.join("name")).is_ok_and(|n| n.trim() == "rpi_volt") {
-            return std::fs::read_to_string(p.join("in0_lcrit_alarm"))
-                .ok()
-                .map(|v| v.trim() == "1");
-        }
-    }
-    None
+    let dir = super::sensors::rpi_volt_dir(root)?;
+    std::fs::read_to_string(dir.join("in0_lcrit_alarm"))
+        .ok()
+        .map(|v| v.trim() == "1")
 }
 
 /// Samples temperature and throttling.
@@ -116,8 +99,7 @@ pub fn sample(root: &Path, t_s: f64) -> StateSample {
     StateSample {
         t_s,
         temp_c: temperature(root),
-        throttled: read(root, "sys/devices/platform/soc/soc:firmware/get_throttled")
-            .and_then(|t| parse_throttled(&t)),
+        throttled: read(root, super::sensors::GET_THROTTLED).and_then(|t| parse_throttled(&t)),
         undervoltage: undervoltage(root),
     }
 }
@@ -148,6 +130,7 @@ pub fn snapshot(root: &Path) -> SystemState {
         board_model: model,
         load_1m: read(root, "proc/loadavg").and_then(|t| t.split_whitespace().next()?.parse().ok()),
         sample: sample(root, 0.0),
+        sensors: Some(super::sensors::probe(root)),
     }
 }
 
@@ -208,6 +191,7 @@ mod tests {
         assert_eq!(s.sample.temp_c, Some(61.342));
         assert_eq!(s.sample.throttled, Some(0x50000));
         assert_eq!(s.sample.undervoltage, Some(false));
+        assert!(s.sensors.unwrap().undervoltage.measured());
     }
 
     #[test]

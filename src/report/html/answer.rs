@@ -97,7 +97,25 @@ fn left_out(out: &mut String, r: &Ranking) {
 fn doubts(out: &mut String, s: &SuiteResult) {
     let d = rank::doubts(s);
     if d.is_empty() {
-        out.push_str("<p class=\"small\">No doubts found: the run is complete, no throttling or under-voltage was reported, every disk had a USB 3 link (or is not on USB), every phase finished, and the data sets were not cache-sized.</p>\n");
+        // Power is claimed only where it was read (report::health); elsewhere it says so.
+        let power = if s
+            .targets
+            .iter()
+            .all(|t| crate::report::health::of(t).power_checked().is_some())
+        {
+            "no throttling or under-voltage was reported".to_string()
+        } else {
+            let h: Vec<String> = s
+                .targets
+                .iter()
+                .map(|t| crate::report::health::of(t).undervoltage())
+                .collect();
+            format!(
+                "under-voltage was {}",
+                h.first().map(String::as_str).unwrap_or("not measured")
+            )
+        };
+        let _ = writeln!(out, "<p class=\"small\">No doubts found: the run is complete, {}, every disk had a USB 3 link (or is not on USB), every phase finished, and the data sets were not cache-sized.</p>", esc(&power));
         return;
     }
     out.push_str("<div class=\"doubts\"><b>Before trusting these figures</b><ul>");

@@ -65,25 +65,22 @@ fn timeline(out: &mut String, i: usize, t: &TargetResult) {
         .iter()
         .filter_map(|x| Some((x.t_s, x.temp_c?)))
         .collect();
-    let bits = t
-        .samples
-        .iter()
-        .filter_map(|x| x.throttled)
-        .fold(0, |a, b| a | b);
-    let throttling = if bits != 0 {
-        format!(
-            "<b>throttling reported: {}</b>",
-            esc(&crate::sys::state::throttled_flags(bits).join(", "))
-        )
-    } else if t.samples.iter().any(|x| x.throttled.is_some()) {
-        "no throttling reported".into()
+    let h = crate::report::health::of(t);
+    let throttling = format!(
+        "under-voltage: {}; throttling: {}",
+        h.undervoltage(),
+        h.throttling()
+    );
+    let throttling = if h.throttled_bits != 0 || h.undervoltage_seen {
+        format!("<b>{}</b>", esc(&throttling))
     } else {
-        "throttling flags not recorded (no Raspberry Pi firmware interface)".into()
+        esc(&throttling)
     };
     if temps.is_empty() {
         let _ = writeln!(
             out,
-            "<p>SoC temperature: <span class=\"meta\">not recorded</span> (no thermal sensor was readable); {throttling}.</p>"
+            "<p>SoC temperature: <span class=\"meta\">{}</span>; {throttling}.</p>",
+            esc(&h.temperature())
         );
         return;
     }

@@ -152,7 +152,7 @@ fn doubts_name_failed_phases_throttling_and_slow_links() {
         "ssd: on a High-Speed 480 Mb/s link, not USB 3",
         "Not in the scores",
         "max 82.5 °C",
-        "throttling reported: under-voltage now",
+        "under-voltage: SEEN: the supply voltage dropped too low; throttling: under-voltage now",
     ] {
         assert!(page.contains(want), "missing {want:?}");
     }
