@@ -31,9 +31,32 @@ pub enum Mode {
     Running { phase: Phase, aborting: bool },
     /// A run ended and nobody acknowledged it yet (short press → Idle).
     Finished { outcome: RunOutcome },
-    /// A signal arrived; the daemon is stopping. `last` is how the last run ended if nobody
-    /// acknowledged it yet: the LEDs keep saying so until the power goes.
-    ShuttingDown { last: Option<RunOutcome> },
+    /// A signal arrived; the daemon is stopping. `was` is what it was doing (a run being
+    /// stopped, how the last run ended, ready, no disks): the LEDs keep saying so until the
+    /// daemon has stopped.
+    ShuttingDown { was: Activity },
+}
+
+/// What the LEDs are about: every mode but shutting down (which keeps showing the one before).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    Booting,
+    Idle,
+    Running { phase: Phase },
+    Finished { outcome: RunOutcome },
+}
+
+impl Mode {
+    /// What the appliance is (or, shutting down, was) doing.
+    pub fn activity(self) -> Activity {
+        match self {
+            Mode::Booting => Activity::Booting,
+            Mode::Idle => Activity::Idle,
+            Mode::Running { phase, .. } => Activity::Running { phase },
+            Mode::Finished { outcome } => Activity::Finished { outcome },
+            Mode::ShuttingDown { was } => was,
+        }
+    }
 }
 
 /// The results stick, as far as the state machine knows.
@@ -145,39 +168,33 @@ pub enum Action {
 /// What the LEDs show in `state`. Priority: copying, running, stick problems, run errors,
 /// safe-to-remove, done, ready. Shutting down shows what the finished run showed.
 pub fn pattern(s: &State) -> Pattern {
-    let mode = match s.mode {
-        Mode::ShuttingDown {
-            last: Some(outcome),
-        } => Mode::Finished { outcome },
-        m => m,
-    };
-    match (mode, s.stick) {
-        (Mode::Booting, _) => Pattern::Booting,
+    use Activity::{Booting, Finished, Idle, Running};
+    match (s.mode.activity(), s.stick) {
+        (Booting, _) => Pattern::Booting,
         (_, Stick::Copying) => Pattern::Copying,
-        (Mode::Running { phase, .. }, _) => Pattern::Running { phase },
+        (Running { phase }, _) => Pattern::Running { phase },
         (_, Stick::ConfigError) => Pattern::Error,
         (_, Stick::Problem(problem)) => Pattern::StickProblem { problem },
         (
-            Mode::Finished {
+            Finished {
                 outcome: RunOutcome::Failed,
             },
             _,
         ) => Pattern::Error,
         (
-            Mode::Finished {
+            Finished {
                 outcome: RunOutcome::NothingToDo,
             },
             _,
         ) => Pattern::NoDisks,
-        (Mode::Finished { outcome }, Stick::Copied) if failures(outcome) => {
+        (Finished { outcome }, Stick::Copied) if failures(outcome) => {
             Pattern::SafeToRemoveWithFailures
         }
         (_, Stick::Copied) => Pattern::SafeToRemove,
-        (Mode::Finished { outcome }, _) if failures(outcome) => Pattern::DoneWithFailures,
-        (Mode::Finished { .. }, _) => Pattern::Done,
-        (Mode::ShuttingDown { .. }, _) => Pattern::Done,
-        (Mode::Idle, _) if s.disks == 0 => Pattern::NoDisks,
-        (Mode::Idle, _) => Pattern::Ready { disks: s.disks },
+        (Finished { outcome }, _) if failures(outcome) => Pattern::DoneWithFailures,
+        (Finished { .. }, _) => Pattern::Done,
+        (Idle, _) if s.disks == 0 => Pattern::NoDisks,
+        (Idle, _) => Pattern::Ready { disks: s.disks },
     }
 }
 
@@ -296,7 +313,7 @@ pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
             Mode::ShuttingDown { .. } => {
                 s.pending += 1;
                 s.mode = Mode::ShuttingDown {
-                    last: Some(outcome),
+                    was: Activity::Finished { outcome },
                 };
             }
             _ => {}
@@ -317,12 +334,9 @@ pub fn step(state: State, event: Event) -> (State, Vec<Action>) {
             {
                 acts.push(Action::AbortRun);
             }
-            let last = match s.mode {
-                Mode::Finished { outcome } => Some(outcome),
-                Mode::ShuttingDown { last } => last,
-                _ => None,
+            s.mode = Mode::ShuttingDown {
+                was: s.mode.activity(),
             };
-            s.mode = Mode::ShuttingDown { last };
             acts.push(Action::Exit);
         }
     }
@@ -356,7 +370,7 @@ fn finish_step(state: State, mut s: State, mut acts: Vec<Action>) -> (State, Vec
     }
     let before = pattern(&state);
     let after = pattern(&s);
-    if before != after || state.mode == Mode::Booting && s.mode != Mode::Booting {
+    if before != after || state.mode == Mode::Booting && s.mode.activity() != Activity::Booting {
         acts.insert(0, Action::Show(after));
     }
     (s, acts)
@@ -800,7 +814,14 @@ mod tests {
     #[test]
     fn signal_aborts_and_exits() {
         let (s, a) = step(running(), Event::Signal);
-        assert_eq!(s.mode, Mode::ShuttingDown { last: None });
+        assert_eq!(
+            s.mode,
+            Mode::ShuttingDown {
+                was: Activity::Running {
+                    phase: Phase::Fileio
+                }
+            }
+        );
         assert!(has(&a, &Action::AbortRun) && has(&a, &Action::Exit));
         // the run still ends and is counted as pending, never copied while shutting down
         let st = State {
@@ -937,8 +958,41 @@ mod tests {
     fn a_run_ending_while_shutting_down_shows_how_it_ended() {
         let (_, seen) = walk(running(), &[Event::Signal, finished(1)]);
         assert_eq!(seen.last(), Some(&Pattern::DoneWithFailures));
-        let (s, _) = walk(running(), &[Event::Signal, Event::Signal]);
-        assert_eq!(s.mode, Mode::ShuttingDown { last: None });
+        let (s, seen) = walk(running(), &[Event::Signal, Event::Signal]);
+        assert_eq!(s.mode.activity(), running().mode.activity());
+        let fileio = Pattern::Running {
+            phase: Phase::Fileio,
+        };
+        assert_eq!(
+            seen,
+            vec![fileio; 2],
+            "the run being stopped still shows running"
+        );
+    }
+
+    #[test]
+    fn shutting_down_keeps_ready_no_disks_and_booting_shown() {
+        // Measured on the emulated Pi 4: idle with no disks, then SIGTERM showed "done (results
+        // wait for a stick)" for the last 100 ms: nothing had run.
+        for (before, shown) in [
+            (idle(0), Pattern::NoDisks),
+            (idle(2), Pattern::Ready { disks: 2 }),
+            (State::default(), Pattern::Booting),
+        ] {
+            let (s, a) = step(before, Event::Signal);
+            assert!(
+                !a.iter().any(|x| matches!(x, Action::Show(_))),
+                "{before:?}: {a:?}"
+            );
+            assert_eq!(pattern(&s), shown);
+        }
+        // Safe to remove (copied, idle): still safe to remove.
+        let st = State {
+            stick: Stick::Copied,
+            ..idle(2)
+        };
+        let (s, _) = step(st, Event::Signal);
+        assert_eq!(pattern(&s), Pattern::SafeToRemove);
     }
 
     #[test]
