@@ -166,6 +166,17 @@ fn suite_on_a_directory_writes_a_complete_bundle() {
     assert_eq!(options["statements"], "tpcc-mysql", "{options}");
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     assert!(summary.contains("tpcc-mysql statements"), "{summary}");
+    // Sensors this machine lacks are "not measured" with the reason, never "none reported";
+    // the probe is kept in the result.
+    let sensors = r.targets[0].state_before.as_ref().unwrap().sensors.clone();
+    let sensors = sensors.expect("the state snapshot records the sensor probe");
+    if !sensors.raspberry_pi {
+        assert!(
+            summary.contains("under-voltage: not measured (not a Raspberry Pi"),
+            "{summary}"
+        );
+        assert!(!summary.contains("none reported"), "{summary}");
+    }
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
         page.contains("tpcc-mysql statements"),
