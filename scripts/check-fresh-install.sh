@@ -213,7 +213,7 @@ probe_image_tools() {
 	in_chroot <<-'SH'
 		cd "$(mktemp -d)"
 		v=$(dpkg-query -W -f='${Version}' qemu-system-arm)
-		for p in qemu-system-common qemu-utils qemu-user qemu-user-static; do
+		for p in qemu-system-common qemu-utils qemu-user qemu-user-binfmt qemu-user-static; do
 			[[ $(dpkg-query -W -f='${Version}' "$p") == "$v" ]] ||
 				{ echo "$p is not at $v: $(dpkg-query -W -f='${Version}' "$p")"; exit 1; }
 		done
@@ -222,11 +222,17 @@ probe_image_tools() {
 		qemu-img info disk.qcow2 | grep "file format: qcow2" >/dev/null
 		qemu-img --version | head -n1
 		qemu-system-aarch64 -M help | grep "^virt " >/dev/null
+		qemu-system-aarch64 -M help | grep "^raspi4b " >/dev/null
+		# The raspi4b DTB edits of e2e.sh on a small tree.
+		printf '/dts-v1/;\n/ { soc { n@7ef00100 { status = "okay"; }; mmc@7e300000 { mmc-pwrseq = <1>; }; }; };\n' >t.dts
+		dtc -q -I dts -O dtb -o t.dtb t.dts
+		fdtput -t s t.dtb /soc/n@7ef00100 status disabled && fdtput -d t.dtb /soc/mmc@7e300000 mmc-pwrseq
+		[[ $(fdtget t.dtb /soc/n@7ef00100 status) == disabled ]] && ! fdtget t.dtb /soc/mmc@7e300000 mmc-pwrseq 2>/dev/null
 		qemu-system-aarch64 -device help | grep '"usb-uas"' >/dev/null
 		qemu-system-aarch64 --version | head -n1
 		mmdebstrap --version
-		command -v arch-test update-binfmts
-		test -f /usr/share/binfmts/qemu-aarch64
+		command -v arch-test
+		grep -q ':/usr/libexec/qemu-binfmt/aarch64-binfmt-P:' /usr/lib/binfmt.d/qemu-aarch64.conf
 		test -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P
 		# genimage with the tools it drives (mkdosfs, mcopy, mke2fs), read back as e2e.sh does.
 		mkdir -p rootfs/boot/firmware input out
