@@ -6,7 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 rootfs_cache_key() {
-	cat "$IMAGE_DIR/spindle-image.conf" "$IMAGE_DIR/initramfs/spindle-modules" "$0" |
+	cat "$IMAGE_DIR/spindle-image.conf" "$IMAGE_DIR/initramfs/spindle-modules" "$0" \
+		"$IMAGE_DIR/scripts/build-hwmon-module.sh" |
 		sha256sum | cut -c1-16
 }
 
@@ -19,7 +20,8 @@ run_mmdebstrap() {
 	#  2. mariadb-server's postinst bootstraps a datadir with mysql_install_db, which grows to
 	#     ~24 GiB under qemu-user and is OOM-killed; divert it to a no-op during the build.
 	#     (No datadir at image time is what we want anyway.)
-	# Customize hooks run at the end: restore mysql_install_db, keep mariadb.service disabled.
+	# Customize hooks run at the end: restore mysql_install_db, keep mariadb.service disabled,
+	# build the raspberrypi-hwmon module for the tree's kernel (scripts/build-hwmon-module.sh).
 	# The hooks are run by mmdebstrap's shell with the tree as "$1", hence single quotes.
 	# shellcheck disable=SC2016
 	mmdebstrap --format=directory --arch="$ARCH" --variant=minbase --components="$COMPONENTS" \
@@ -29,6 +31,7 @@ run_mmdebstrap() {
 		--essential-hook='chroot "$1" dpkg-divert --local --rename --divert /usr/bin/mysql_install_db.distrib --add /usr/bin/mysql_install_db && printf "#!/bin/sh\necho image-build: skipping mysql_install_db >&2\nexit 0\n" > "$1/usr/bin/mysql_install_db" && chmod 755 "$1/usr/bin/mysql_install_db"' \
 		--customize-hook='rm -f "$1/usr/bin/mysql_install_db" && chroot "$1" dpkg-divert --local --rename --remove /usr/bin/mysql_install_db' \
 		--customize-hook='chroot "$1" systemctl disable mariadb.service' \
+		--customize-hook="'$IMAGE_DIR/scripts/build-hwmon-module.sh' \"\$1\"" \
 		"$SUITE" "$out" \
 		"deb $MIRROR $SUITE $components" \
 		"deb $MIRROR $SUITE-updates $components" \

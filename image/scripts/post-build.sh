@@ -96,6 +96,7 @@ enable_services() {
 	# Test only; each runs only with spindle.e2e=smoke|full on the kernel command line.
 	enable_unit spindle-e2e-smoke.service
 	enable_unit spindle-e2e-full.service
+	enable_unit spindle-e2e-pi4.service
 }
 
 # Nothing listens on a network: mask whatever network service a dependency may have brought.
@@ -130,6 +131,16 @@ remove_build_leftovers() {
 	rm -f "$STAGING/usr/sbin/policy-rc.d"
 }
 
+# The under-voltage sensor's driver, built for this kernel with the cached rootfs
+# (scripts/build-hwmon-module.sh), and loaded at boot (rootfs-overlay/etc/modules-load.d).
+check_hwmon_module() {
+	local ko
+	ko=$(find "$STAGING/lib/modules" -path '*/updates/raspberrypi-hwmon.ko')
+	[[ -n $ko ]] || die "no raspberrypi-hwmon.ko under /lib/modules/*/updates (rootfs built without scripts/build-hwmon-module.sh?)"
+	grep -qx raspberrypi-hwmon "$STAGING/etc/modules-load.d/spindle-sensors.conf" ||
+		die "raspberrypi-hwmon is not loaded at boot (etc/modules-load.d/spindle-sensors.conf)"
+}
+
 record_manifest() {
 	mkdir -p "$OUT_DIR"
 	dpkg-query --admindir="$STAGING/var/lib/dpkg" -W -f='${Package}\t${Version}\n' >"$OUT_DIR/$IMAGE_NAME.packages"
@@ -151,6 +162,7 @@ main() {
 	disable_periodic_jobs
 	remove_mariadb_datadir
 	remove_build_leftovers
+	check_hwmon_module
 	record_manifest
 	log "post-build: staged $STAGING"
 }
