@@ -2,7 +2,9 @@
 # CI entry for the aarch64 build, the SD-card image and its emulated end-to-end test.
 # Installs its own host packages (Debian mirror only) and Rust targets, checks every tool,
 # enables binfmt for arm64 (scripts/host-deps.sh), then:
-# cross build → qemu-user smoke test → make image → e2e boot test. Exits non-zero on any failure.
+# cross build → qemu-user smoke test → make image → e2e boots on QEMU's virt board (four boots:
+# button, LEDs, power cut, unplug) and on its emulated Raspberry Pi 4 (-M raspi4b). Exits
+# non-zero on any failure.
 # Timings and logs go to ci-artifacts/ in the work tree. Runs as root (mmdebstrap, binfmt).
 set -euo pipefail
 
@@ -28,7 +30,9 @@ main() {
 	timed cross-smoke "$IMAGE_DIR/test/cross-smoke.sh"
 	# No .img.xz in CI (SPINDLE_IMAGE_XZ=0): the test boots the .img; `make -C image` makes both.
 	timed build-image env SPINDLE_IMAGE_XZ=0 nice -n 10 make -C "$IMAGE_DIR" image
+	timed leds-selftest python3 "$IMAGE_DIR/test/leds.py" selftest
 	timed e2e "$IMAGE_DIR/test/e2e.sh" --full
+	timed e2e-pi4 "$IMAGE_DIR/test/e2e.sh" --pi4
 	echo "image-ci: all passed" >&2
 	cat "$TIMINGS" >&2
 }

@@ -3,22 +3,42 @@
 # qemu-system-aarch64 -M virt with USB disks on qemu-xhci/usb-ehci, waits (bounded) for the
 # guest to power off, then checks the results on the host without mounting anything.
 #
-# Usage: e2e.sh [--smoke|--full|--auto] [--image IMG] [--timeout SECONDS]
+# Usage: e2e.sh [--smoke|--full|--pi4|--auto] [--image IMG] [--timeout SECONDS]
 #   --smoke  boot-path check (kernel cmdline spindle.e2e=smoke): the test unit in the image
 #            lists the disks, provisions a MariaDB datadir on one blank disk, powers off.
-#   --full   the appliance, booted four times from the same SD card, disks and stick (the
-#            daemon autostarts from the SPINDLE stick's spindle.toml and powers off once the
-#            results are on the stick):
-#              1 first       profile quick: one complete bundle, fileio, OLTP and TpmC for both
-#                            blank disks, the data disk and the USB2 disk skipped with reasons;
-#              2 powercut    profile check (stick edited): QEMU killed during the first fileio
-#                            runs, as a power cut;
+#   --full   the appliance, booted four times from the same SD card, disks and stick, with its
+#            LEDs and button on the virt board's PL061 GPIO controller (the guest's spindle.toml:
+#            rootfs-overlay/usr/local/share/spindle/e2e/virt-gpio.toml). The host presses the
+#            button (QEMU's gpio-key on line 3, through the monitor's system_powerdown) and reads
+#            the LED lines 0-2 from PL061's data register 40 times a second (test/leds.py); each
+#            boot's LED stretches are checked against the daemon's status lines and the README's
+#            pattern table. The guest powers off once the results are on the stick:
+#              1 first       profile quick, started by a button press once the LEDs say ready:
+#                            one complete bundle, fileio, OLTP and TpmC for both blank disks,
+#                            the data disk and the USB2 disk skipped with reasons; LEDs ready,
+#                            running (fileio, OLTP, TPC-C), copying, safe to remove;
+#              2 powercut    profile check (stick edited), started by a press: QEMU killed during
+#                            the first fileio runs, as a power cut;
 #              3 after-cut   the same disks again: spindle reuses the disks it formatted itself,
 #                            the cut run's bundle is marked interrupted (both targets listed, the
-#                            phase that ran marked interrupted), a second complete run follows,
-#                            and the first bundle is byte-for-byte untouched;
-#              4 no-targets  only the data disk and the USB2 disk: a no_targets bundle naming
-#                            both and why, and the guest still finishes.
+#                            phase that ran marked interrupted), a second run is started by a
+#                            press and BLANK2 is unplugged (device_del) once its OLTP phase has
+#                            begun: BLANK1 complete, BLANK2's phase failed as disconnected; the
+#                            LEDs end on "safe to remove, some tests failed" and keep it until
+#                            the daemon stops; the first bundle is byte-for-byte untouched;
+#              4 no-targets  only the data disk and the USB2 disk, autostart from the stick: a
+#                            no_targets bundle naming both and why, the LEDs on "no disks"
+#                            before and after, and the guest still finishes.
+#   --pi4    the image's own kernel, initrd and bcm2711-rpi-4-b.dtb on QEMU's emulated Raspberry
+#            Pi 4 (-M raspi4b, QEMU 9 or later), the DTB changed only where QEMU lacks the
+#            hardware (see image/README.md): systemd and the daemon come up from the SD card,
+#            the daemon drives its LEDs on the Pi's own GPIO controller (pinctrl-bcm2711, lines
+#            17/27/22), which the host reads in GPLEV0 — with no USB3 on raspi4b (no PCIe, no
+#            VL805) they must say "no disks" — and the raspberrypi-hwmon module built for the
+#            image's kernel is there, loads and binds (QEMU 10's firmware answers the
+#            get-throttled query, so rpi_volt appears and the daemon reads under-voltage from
+#            it; QEMU disables the thermal node, so the temperature is "not measured" with why).
+#            QEMU's bcm2838 GPIO has no edge detection, so the button is tested on virt only.
 #   --auto   (default) --full when the binary in the image has `spindle daemon` (every image
 #            built from main since the daemon landed), else --smoke: for images built from older
 #            trees. CI (image/ci.sh) runs --full, so a binary without a working daemon fails.
@@ -41,6 +61,17 @@ SERIAL_DATADISK=DATADISK    # USB3, holds an ext4 filesystem with files: must no
 SERIAL_USB2=USB2DISK        # blank, USB2 link (usb-ehci): skipped for its link speed
 SERIAL_STICK=STICK          # FAT, label SPINDLE: configuration in, results out
 
+LEDS=$IMAGE_DIR/test/leds.py
+# Where the host reads the LED lines: virt's PL061 at 0x09030000, its data register with every
+# line unmasked (LEDs on lines 0-2); on raspi4b the BCM2711's GPLEV0 (LEDs on BCM 17/27/22, the
+# shipped spindle.toml's pins).
+LED_REGISTER=0x090303fc
+LED_PINS=green=0,yellow=1,red=2
+PI4_LED_REGISTER=0xfe200034
+PI4_LED_PINS=green=17,yellow=27,red=22
+GUEST_CONFIG=/usr/local/share/spindle/e2e/virt-gpio.toml
+READY_HOLD_S=7              # the LEDs are read this long in a state before the button is pressed
+
 log() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
 failures=0
@@ -55,6 +86,7 @@ parse_args() {
 		case $1 in
 		--smoke) MODE=smoke ;;
 		--full) MODE=full ;;
+		--pi4) MODE=pi4 ;;
 		--auto) MODE=auto ;;
 		--image) IMAGE=$2; shift ;;
 		--timeout) TIMEOUT=$2; shift ;;
@@ -148,9 +180,50 @@ kernel_cmdline() {
 	local cmdline="console=ttyAMA0 root=LABEL=RASPIROOT ro fsck.repair=yes rootwait net.ifnames=0"
 	case $MODE in
 	smoke) cmdline+=" spindle.e2e=smoke" ;;
-	full) cmdline+=" spindle.e2e=full spindle.poweroff_after_run=1" ;;
+	# gpio_keys would hold PL061 line 3 (the button): kept off it in the test boot only.
+	full) cmdline+=" spindle.e2e=full spindle.poweroff_after_run=1 modprobe.blacklist=gpio_keys systemd.setenv=SPINDLE_CONFIG=$GUEST_CONFIG" ;;
 	esac
 	echo "$cmdline"
+}
+
+# The Pi 4 device tree as QEMU's raspi4b can boot it: the nodes at 0x7ef0xxxx (the AON
+# interrupt controller, whose probe takes a synchronous external abort, its clock, both HDMI
+# and their I2C) disabled, and the Arasan SD controller's mmc-pwrseq deleted (its power
+# sequence needs firmware GPIO calls QEMU does not answer; QEMU puts the SD card on that
+# controller, not on EMMC2). Every change is listed in dtb-changes.txt.
+patch_pi4_dtb() {
+	local dtb=$WORK/bcm2711-rpi-4-b.dtb node changes=$ARTIFACTS/dtb-changes.txt
+	mcopy -n -o -i "$IMAGE@@$BOOT_OFFSET" ::/bcm2711-rpi-4-b.dtb "$dtb" || die "no bcm2711-rpi-4-b.dtb in the image's boot partition"
+	: >"$changes"
+	for node in $(fdtget -l "$dtb" /soc | grep '@7ef0'); do
+		fdtput -t s "$dtb" "/soc/$node" status disabled
+		echo "/soc/$node: status = \"disabled\"" >>"$changes"
+	done
+	fdtput -d "$dtb" /soc/mmc@7e300000 mmc-pwrseq
+	echo "/soc/mmc@7e300000: mmc-pwrseq deleted" >>"$changes"
+	[[ $(grep -c '@7ef0' "$changes") -ge 1 ]] || die "no /soc/*@7ef0xxxx nodes in the DTB: the raspi4b edits need revisiting"
+	PI4_DTB=$dtb
+	log "DTB for raspi4b: $(wc -l <"$changes") changes (dtb-changes.txt)"
+}
+
+# The raspi4b SD card must be a power of two in size: a copy-on-write overlay of the image,
+# rounded up.
+make_pi4_sdcard() {
+	local size p2=$((1024 * 1024 * 1024))
+	size=$(stat -c %s "$IMAGE")
+	while ((p2 < size)); do p2=$((p2 * 2)); done
+	rm -f "$WORK/sdcard-pi4.qcow2"
+	qemu-img create -q -f qcow2 -F raw -b "$IMAGE" "$WORK/sdcard-pi4.qcow2" "$p2"
+}
+
+qemu_command_pi4() {
+	QEMU_CMD=(qemu-system-aarch64 -M raspi4b -pidfile "$WORK/qemu.pid"
+		-display none -serial "file:$CONSOLE.log" -no-reboot
+		-chardev "socket,id=mleds,path=$MON_LEDS,server=on,wait=off" -mon chardev=mleds,mode=readline
+		-chardev "socket,id=mctl,path=$MON_CTL,server=on,wait=off" -mon chardev=mctl,mode=readline
+		-kernel "$WORK/vmlinuz" -initrd "$WORK/initrd.img" -dtb "$PI4_DTB"
+		-append "console=ttyAMA0,115200 root=LABEL=RASPIROOT ro fsck.repair=yes rootwait net.ifnames=0 spindle.e2e=pi4"
+		-drive "if=sd,file=$WORK/sdcard-pi4.qcow2,format=qcow2")
 }
 
 # The QEMU command line; without the blank disks when $1 is "no-blanks".
@@ -163,8 +236,19 @@ qemu_command() {
 		-device scsi-hd,bus=uas.0,scsi-id=0,lun=0,drive=d2,vendor=Samsung,product=PortableSSD_T7,serial=$SERIAL_BLANK_UAS
 	)
 	[[ ${1:-} == no-blanks ]] && blanks=()
-	QEMU_CMD=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 2048
-		-display none -monitor none -serial "file:$CONSOLE.log" -nic none -no-reboot
+	MON_LEDS=$WORK/monitor-leds.sock
+	MON_CTL=$WORK/monitor-ctl.sock
+	rm -f "$MON_LEDS" "$MON_CTL"
+	if [[ $MODE == pi4 ]]; then
+		qemu_command_pi4
+		return
+	fi
+	# Two monitors: one the LED sampler keeps busy, one for the button and unplugging.
+	rm -f "$WORK/qemu.pid"
+	QEMU_CMD=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 2048 -pidfile "$WORK/qemu.pid"
+		-display none -serial "file:$CONSOLE.log" -nic none -no-reboot
+		-chardev "socket,id=mleds,path=$MON_LEDS,server=on,wait=off" -mon chardev=mleds,mode=readline
+		-chardev "socket,id=mctl,path=$MON_CTL,server=on,wait=off" -mon chardev=mctl,mode=readline
 		-kernel "$WORK/vmlinuz" -initrd "$WORK/initrd.img" -append "$(kernel_cmdline)"
 		-drive if=none,id=sd,file="$WORK/sdcard.qcow2",format=qcow2 -device virtio-blk-pci,drive=sd
 		-device qemu-xhci,id=xhci,p2=8,p3=8
@@ -199,49 +283,123 @@ retry_initramfs_panic() {
 run_qemu() { retry_initramfs_panic "$1" run_qemu_once "$@"; }
 power_cut() { retry_initramfs_panic "$1" power_cut_once "$@"; }
 
-# run_qemu_once BOOT [no-blanks]: one boot until the guest powers off (bounded by $TIMEOUT).
-run_qemu_once() {
-	local boot=$1 start=$SECONDS rc=0
+# start_boot BOOT [no-blanks]: QEMU in the background (bounded by $TIMEOUT) and the LED sampler
+# on its monitor; finish_boot waits for both.
+start_boot() {
+	local boot=$1
 	CONSOLE=$ARTIFACTS/console-$boot
+	LED_DIR=$ARTIFACTS/leds-$boot
+	rm -rf "$LED_DIR"
 	qemu_command "${2:-}"
-	log "boot '$boot' (timeout ${TIMEOUT}s), console: $CONSOLE.log"
-	timeout -k 15 "$TIMEOUT" "${QEMU_CMD[@]}" || rc=$?
-	QEMU_SECONDS=$((SECONDS - start))
+	BOOT_START=$SECONDS
+	timeout -k 15 "$TIMEOUT" "${QEMU_CMD[@]}" &
+	QEMU_PID=$!
+	python3 "$LEDS" sample --monitor "$MON_LEDS" --addr "$LED_REGISTER" --console "$CONSOLE.log" \
+		--out "$LED_DIR" 2>"$ARTIFACTS/leds-$boot.sampler.log" &
+	SAMPLER_PID=$!
+}
+
+finish_boot() {
+	local rc=0
+	wait "$QEMU_PID" || rc=$?
+	wait "$SAMPLER_PID" || log "LED sampler of this boot failed: $(tail -n3 "$ARTIFACTS/leds-${CONSOLE##*console-}.sampler.log")"
+	QEMU_SECONDS=$((SECONDS - BOOT_START))
 	QEMU_RC=$rc
 	TOTAL_QEMU_SECONDS=$((TOTAL_QEMU_SECONDS + QEMU_SECONDS))
-	if ((rc == 0)); then
-		log "guest powered off after ${QEMU_SECONDS}s"
-	else
-		log "qemu did not power off within ${TIMEOUT}s (rc=$rc); see $CONSOLE.log"
-	fi
 	clean_console_log
 }
 
-# power_cut_once BOOT PATTERN: boots, waits (bounded) until the console shows PATTERN, lets the
-# run go on for a few seconds, then kills QEMU as a power cut would stop the Pi.
-power_cut_once() {
-	local boot=$1 pattern=$2 start=$SECONDS pid
-	CONSOLE=$ARTIFACTS/console-$boot
-	qemu_command
-	log "boot '$boot': power cut once the console shows /$pattern/"
-	"${QEMU_CMD[@]}" &
-	pid=$!
-	POWER_CUT=no
-	while kill -0 "$pid" 2>/dev/null && ((SECONDS - start < TIMEOUT)); do
-		if [[ -f $CONSOLE.log ]] && clean_console_log && console_has "$pattern"; then
-			sleep 8
-			kill -KILL "$pid"
-			POWER_CUT=yes
-			break
+qemu_alive() { kill -0 "$QEMU_PID" 2>/dev/null; }
+
+# wait_console PATTERN: until the console shows PATTERN (true) or QEMU ends or the boot's time
+# is up (false).
+wait_console() {
+	while qemu_alive && ((SECONDS - BOOT_START < TIMEOUT)); do
+		if [[ -f $CONSOLE.log ]] && clean_console_log && console_has "$1"; then
+			return 0
 		fi
-		sleep 2
+		sleep 1
 	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	QEMU_SECONDS=$((SECONDS - start))
-	TOTAL_QEMU_SECONDS=$((TOTAL_QEMU_SECONDS + QEMU_SECONDS))
+	return 1
+}
+
+monitor() { python3 "$LEDS" send --monitor "$MON_CTL" "$1"; }
+
+# press_when PATTERN: once the console shows PATTERN (a state that takes a press), the LEDs are
+# read for READY_HOLD_S, then the button is pressed: QEMU's gpio-key, 100 ms high on line 3.
+PRESSES=0
+press_when() {
+	if ! wait_console "$1"; then
+		log "no /$1/ on the console: the button was not pressed"
+		return 1
+	fi
+	sleep "$READY_HOLD_S"
+	log "pressing the button (system_powerdown: PL061 line 3 high for 100 ms)"
+	monitor system_powerdown && PRESSES=$((PRESSES + 1))
+}
+
+# A state in which a short press starts a run: ready, or the stick just filled.
+PRESSABLE='\] spindle\[[0-9]+\]: spindle: status: (ready \([1-9]|safe to remove the stick)'
+
+# run_qemu_once BOOT [no-blanks] [DRIVER...]: one boot until the guest powers off; DRIVER (a
+# command) acts on the running guest, e.g. presses the button.
+run_qemu_once() {
+	local boot=$1 blanks=${2:-}
+	shift 2 || shift $#
+	start_boot "$boot" "$blanks"
+	log "boot '$boot' (timeout ${TIMEOUT}s), console: $CONSOLE.log"
+	if (($#)); then "$@" || log "boot '$boot': the test's actions on the guest did not all happen"; fi
+	finish_boot
+	if ((QEMU_RC == 0)); then
+		log "guest powered off after ${QEMU_SECONDS}s"
+	else
+		log "qemu did not power off within ${TIMEOUT}s (rc=$QEMU_RC); see $CONSOLE.log"
+	fi
+}
+
+# power_cut_once BOOT PATTERN: boots, starts the run with the button, waits (bounded) until the
+# console shows PATTERN, lets the run go on for a few seconds, then kills QEMU as a power cut
+# would stop the Pi.
+power_cut_once() {
+	local boot=$1 pattern=$2
+	start_boot "$boot"
+	log "boot '$boot': power cut once the console shows /$pattern/"
+	POWER_CUT=no
+	press_when "$PRESSABLE" || true
+	if wait_console "$pattern"; then
+		sleep 8
+		kill -KILL "$(cat "$WORK/qemu.pid")" && POWER_CUT=yes
+	fi
+	finish_boot
 	log "power cut: $POWER_CUT after ${QEMU_SECONDS}s"
-	clean_console_log
+}
+
+# The kernel name the guest gave the disk with USB serial $1 (e2e-full-watch lists them).
+guest_disk_name() {
+	grep -aoE "SPINDLE-E2E: disk dev=sd[a-z]+ serial=$1\$" "$CONSOLE.txt" | head -n1 | sed -E 's/.*dev=(sd[a-z]+) .*/\1/'
+}
+
+# The after-cut boot's actions: start the run with a press, then pull BLANK2 (the usb-uas
+# device) a few seconds into its OLTP phase.
+UNPLUGGED=no
+press_then_unplug_blank2() {
+	press_when "$PRESSABLE" || return 1
+	wait_console "SPINDLE-E2E: disk dev=sd[a-z]+ serial=$SERIAL_BLANK_UAS\$" || return 1
+	local name
+	name=$(guest_disk_name "$SERIAL_BLANK_UAS")
+	log "$SERIAL_BLANK_UAS is $name in the guest; unplugging it once its OLTP phase starts"
+	wait_console "\] spindle\[[0-9]+\]: spindle: \[[0-9]+/[0-9]+\] $name: oltp-" || return 1
+	sleep 3
+	monitor "device_del uas" && UNPLUGGED=$name
+	log "unplugged $SERIAL_BLANK_UAS ($name): $UNPLUGGED"
+}
+
+# check_leds BOOT [--expect PATTERN ...] [--final PATTERN]: the boot's LED stretches against the
+# daemon's status lines and the pattern table (report in leds-BOOT.txt).
+check_leds() {
+	local boot=$1
+	shift
+	python3 "$LEDS" check --dir "$ARTIFACTS/leds-$boot" --pins "$LED_PINS" --report "$ARTIFACTS/leds-$boot.txt" "$@" >/dev/null
 }
 
 # The console log without colour codes and carriage returns, for matching.
@@ -317,10 +475,13 @@ copy_stick_contents() {
 	(cd "$STICK_COPY" && find . -type f | sort) >"$STICK_COPY.files.txt"
 }
 
-# The stick's spindle.toml with another profile (the later boots run the short `check` one).
-set_stick_profile() {
-	sed "s/^profile = .*/profile = \"$1\"/" "$IMAGE_DIR/test/stick/spindle.toml" >"$WORK/stick-spindle.toml"
-	grep -q "^profile = \"$1\"" "$WORK/stick-spindle.toml" || die "could not set profile $1 in the stick's spindle.toml"
+# The stick's spindle.toml with another profile and autostart (the later boots run the short
+# `check` one; only the last boot starts by itself).
+set_stick_config() {
+	sed -e "s/^profile = .*/profile = \"$1\"/" -e "s/^autostart = .*/autostart = $2/" \
+		"$IMAGE_DIR/test/stick/spindle.toml" >"$WORK/stick-spindle.toml"
+	grep -q "^profile = \"$1\"" "$WORK/stick-spindle.toml" && grep -q "^autostart = $2\$" "$WORK/stick-spindle.toml" ||
+		die "could not set profile $1 and autostart $2 in the stick's spindle.toml"
 	mcopy -o -i "$WORK/stick.img" "$WORK/stick-spindle.toml" ::/spindle.toml
 }
 
@@ -345,7 +506,19 @@ check_bundles() {
 	        elif why not in s[0].get("reason", ""):
 	            problems.append(f"{name}: {serial} skip reason {s[0].get('reason')!r} lacks {why!r}")
 
-	def complete_run(name, d):
+	def unplugged_mid_oltp(name, serial, phases):
+	    # The disk pulled once its OLTP phase began: fileio measured, that phase failed naming
+	    # the disconnection, nothing after it measured.
+	    failed = [p for p in phases if p.get("status") == "failed"]
+	    if not [p for p in phases if p["name"].startswith("fileio-") and p.get("result") and p.get("status") == "ok"]:
+	        problems.append(f"{name}: {serial}: no fileio results before the unplug")
+	    gone = [p for p in failed if "disconnected" in (p.get("error") or "")]
+	    if not gone or not gone[0]["name"].startswith(("oltp-", "mysqld")):
+	        problems.append(f"{name}: {serial}: no OLTP phase failed as disconnected: {[(p['name'], p.get('error')) for p in failed]}")
+	    if [p for p in phases if p["name"].startswith("tpcc-w") and p.get("status") == "ok"]:
+	        problems.append(f"{name}: {serial}: TPC-C measured after the disk was unplugged")
+
+	def complete_run(name, d, unplugged=None):
 	    run = root / "spindle" / name
 	    problems.extend(f"{name}/{f} missing" for f in ("summary.txt", "results.csv", "report.html") if not (run / f).is_file())
 	    page = (run / "report.html").read_text() if (run / "report.html").is_file() else ""
@@ -361,6 +534,9 @@ check_bundles() {
 	            problems.append(f"{name}: {serial} not benchmarked (targets: {sorted(map(str, targets))})")
 	            continue
 	        phases = t.get("phases", [])
+	        if serial == unplugged:
+	            unplugged_mid_oltp(name, serial, phases)
+	            continue
 	        bad = [(p["name"], p["status"]) for p in phases if p.get("status") != "ok"]
 	        if bad:
 	            problems.append(f"{name}: {serial}: phases not ok: {bad}")
@@ -401,7 +577,7 @@ check_bundles() {
 	    if len(again) != 1:
 	        problems.append(f"expected a second complete bundle after the power cut, found {again}")
 	    for name in again:
-	        complete_run(name, runs[name])
+	        complete_run(name, runs[name], unplugged=blank2)
 	if step == "no-targets":
 	    none = by_status.get("no_targets", [])
 	    if len(none) != 1:
@@ -429,39 +605,93 @@ daemon_ran() { console_has '^\[ *[0-9.]+\] spindle\[[0-9]+\]: spindle: '; }
 guest_finished() { console_has 'SPINDLE-E2E: run finished' && console_has 'SPINDLE-E2E: failed-units count=0'; }
 
 full_boot_first() {
-	run_qemu first
+	run_qemu first "" press_when "$PRESSABLE"
 	copy_stick_contents first
 	check "first: guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
 	check "first: spindle daemon ran at boot (spindle.service output on the console)" daemon_ran
+	check "first: the daemon drives the GPIO LEDs and reads the button on the PL061" console_has 'spindle: button: GPIO line 3 on chip .*pl061'
+	check "first: the run was started by the button (a short press reached the state machine)" console_has 'spindle: ButtonShort: Idle -> Running'
 	check "first: run finished, stick safe to remove, no failed systemd units" guest_finished
 	check "first: root filesystem mounted read-only" console_has 'SPINDLE-E2E: root-mount ro[,$]'
 	check "first: data partition grown to the card" console_has 'spindle-growdata: grew'
 	check "first: one complete bundle (fileio, OLTP, TpmC for both blank disks, skips with reasons)" check_bundles first
 	check "first: bundle recorded for the later boots" record_first_bundle
+	check "first: LEDs ready, running (fileio, OLTP, TPC-C), copying, safe to remove, dark after the daemon (leds-first.txt)" \
+		check_leds first --expect "ready (2 disk(s))" --expect "running (Fileio)" --expect "running (Oltp)" \
+		--expect "running (Tpcc)" --expect "copying results to the stick" --final "safe to remove the stick"
 }
 
 full_boot_power_cut() {
-	set_stick_profile check
+	set_stick_config check false
 	power_cut powercut '\] spindle\[[0-9]+\]: spindle: \[3/[0-9]+\] .*fileio-'
 	check "powercut: QEMU killed while the second run was in its fileio phases" test "$POWER_CUT" = yes
+	check "powercut: the run was started by the button" console_has 'spindle: ButtonShort: Idle -> Running'
 	check "powercut: the run took the stick's profile 'check'" console_has 'starting run .*profile check'
+	check "powercut: LEDs ready, then running (leds-powercut.txt)" \
+		check_leds powercut --expect "ready (2 disk(s))" --expect "running (Fileio)"
 }
 
 full_boot_after_cut() {
-	run_qemu after-cut
+	run_qemu after-cut "" press_then_unplug_blank2
 	copy_stick_contents after-cut
 	check "after-cut: guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
 	check "after-cut: run finished, stick safe to remove, no failed systemd units" guest_finished
-	check "after-cut: interrupted bundle (both targets, phase interrupted) and a second complete run" check_bundles after-cut
+	check "after-cut: BLANK2 unplugged during its OLTP phase" test "$UNPLUGGED" != no
+	check "after-cut: interrupted bundle (both targets, phase interrupted); a second run: BLANK1 complete, BLANK2 disconnected mid-OLTP" check_bundles after-cut
 	check "after-cut: the first bundle is byte-for-byte untouched" first_bundle_unchanged
+	check "after-cut: LEDs copying, running, then 'safe to remove, some tests failed' kept until the daemon stopped (leds-after-cut.txt)" \
+		check_leds after-cut --expect "copying results to the stick" --expect "running (Fileio)" \
+		--expect "running (Oltp)" --final "safe to remove the stick; some tests failed"
 }
 
 full_boot_no_targets() {
+	set_stick_config check true
 	run_qemu no-targets no-blanks
 	copy_stick_contents no-targets
 	check "no-targets: guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
 	check "no-targets: the daemon said so and the guest finished" guest_finished
 	check "no-targets: a no_targets bundle names the data disk and the USB2 disk with reasons" check_bundles no-targets
+	check "no-targets: LEDs 'no disks' before and after the run (leds-no-targets.txt)" \
+		check_leds no-targets --expect "no disks" --final "no disks"
+}
+
+# raspi4b halts after "reboot: Power down" without leaving QEMU (no PSCI system-off on that
+# board): the host ends it once the guest said so.
+quit_after_power_down() {
+	wait_console 'reboot: (Power down|System halted)' || return 1
+	sleep 1
+	monitor quit >/dev/null 2>&1 || true
+}
+
+# The module's vermagic names the kernel that booted.
+hwmon_module_matches_kernel() {
+	local kernel
+	kernel=$(grep -aoE 'SPINDLE-E2E: start uptime=[0-9.]+s kernel=[^ ]+' "$CONSOLE.txt" | head -n1 | sed 's/.*kernel=//')
+	[[ -n $kernel ]] && console_has "SPINDLE-E2E: hwmon-module file=/lib/modules/$kernel/updates/raspberrypi-hwmon.ko vermagic=$kernel\$"
+}
+
+pi4_boot() {
+	patch_pi4_dtb
+	make_pi4_sdcard
+	run_qemu pi4 "" quit_after_power_down
+	check "pi4: the guest ran its test and powered down before the timeout" console_has 'SPINDLE-E2E: powering off'
+	check "pi4: the emulated board is a Raspberry Pi 4 (device tree model)" console_has 'SPINDLE-E2E: model Raspberry Pi 4 Model B'
+	check "pi4: root from the SD card (mmcblk0), mounted read-only" console_has 'SPINDLE-E2E: root-mount ro[,$]'
+	check "pi4: data partition grown to the card" console_has 'spindle-growdata: grew'
+	check "pi4: spindle daemon started" daemon_ran
+	check "pi4: no /dev/gpiomem on this kernel (why rppal could not work)" console_has 'SPINDLE-E2E: gpiomem absent'
+	check "pi4: the daemon drives the GPIO LEDs on the Pi's own controller (pinctrl-bcm2711, lines 17/27/22)" \
+		console_has 'spindle: status: GPIO LEDs on chip .*pinctrl-bcm2711.*green line 17, yellow line 27, red line 22'
+	check "pi4: no 'Permission denied' from the status or button setup" bash -c "! grep -aE 'spindle: (status|button): .*Permission denied' '$CONSOLE.txt'"
+	check "pi4: the button's line was requested on pinctrl-bcm2711 (presses: virt only)" console_has 'spindle: button: GPIO line 26 on chip .*pinctrl-bcm2711'
+	check "pi4: raspberrypi-hwmon built for the booted kernel (vermagic)" hwmon_module_matches_kernel
+	check "pi4: raspberrypi-hwmon loaded" console_has 'SPINDLE-E2E: hwmon-module loaded=yes'
+	check "pi4: the driver bound: the firmware answered get-throttled and rpi_volt reads in0_lcrit_alarm" \
+		console_has 'SPINDLE-E2E: hwmon rpi_volt hwmon[0-9]+ in0_lcrit_alarm=[01]$'
+	check "pi4: the daemon reads under-voltage from rpi_volt and says what it cannot measure, and why" \
+		console_has "spindle: sensors: temperature not measured \(no thermal zone.*under-voltage read from hwmon rpi_volt .*throttling not measured \(this kernel has no get_throttled file"
+	check "pi4: LEDs booting, then 'no disks' in GPLEV0, dark after the daemon stopped (leds-pi4.txt)" \
+		check_leds pi4 --expect "no disks" --final "no disks"
 }
 
 check_datadisk_unchanged() {
@@ -492,7 +722,14 @@ main() {
 	extract_kernel_initrd
 	extract_root_partition
 	detect_mode
-	TIMEOUT=${TIMEOUT:-$([[ $MODE == full ]] && echo 1500 || echo 900)}
+	if [[ $MODE == pi4 ]]; then
+		LED_REGISTER=$PI4_LED_REGISTER
+		LED_PINS=$PI4_LED_PINS
+		command -v fdtput >/dev/null || die "fdtput missing (run image/scripts/host-deps.sh: device-tree-compiler)"
+		qemu-system-aarch64 -M help | grep -q '^raspi4b ' ||
+			die "this QEMU has no raspi4b machine (QEMU 9 or later: run image/scripts/host-deps.sh)"
+	fi
+	TIMEOUT=${TIMEOUT:-$([[ $MODE == full ]] && echo 2400 || echo 900)}
 	ARTIFACTS=$REPO_DIR/ci-artifacts/e2e-$MODE
 	rm -rf "$ARTIFACTS"
 	mkdir -p "$ARTIFACTS"
@@ -509,6 +746,7 @@ main() {
 		full_boot_after_cut
 		full_boot_no_targets
 		;;
+	pi4) pi4_boot ;;
 	esac
 	check "data disk bytes unchanged (sha256)" check_datadisk_unchanged
 	write_summary
