@@ -48,6 +48,7 @@ main() {
 	work=$ROOT/tmp/spindle-hwmon
 	rm -rf "$work"
 	mkdir -p "$work/src"
+	chmod 777 "$work" # apt-get download fetches as _apt
 	chroot "$ROOT" sh -c "cd /tmp/spindle-hwmon && apt-get download -q linux-source-6.1=$version" >/dev/null ||
 		die "linux-source-6.1=$version (the kernel's version) is not offered by the image's sources"
 	src=$(dpkg-deb --fsys-tarfile "$work"/linux-source-6.1_*.deb |
