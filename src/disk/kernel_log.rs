@@ -260,6 +260,10 @@ pub struct TroubleCount {
     pub other: UsbTrouble,
     /// Kernel log records looked at.
     pub records: u64,
+    /// The Pi's under-voltage reports ("Undervoltage detected!" of the raspberrypi-hwmon
+    /// driver, "Under-voltage detected!" of older Raspberry Pi kernels): machine-wide, and
+    /// caught even when it passed between two samples of the sensor.
+    pub undervoltage: u64,
     /// Limits of the count (a lost part of the log).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -272,6 +276,12 @@ impl TroubleCount {
     }
 }
 
+/// The kernel's report that the Pi's supply dropped too low.
+pub fn is_undervoltage(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("undervoltage detected") || m.contains("under-voltage detected")
+}
+
 /// Counts trouble per disk. Every disk gets an entry, zero when nothing was logged for it.
 pub fn count_usb_trouble(records: &[LogRecord], disks: &[DiskKeys]) -> TroubleCount {
     let mut c = TroubleCount {
@@ -282,6 +292,9 @@ pub fn count_usb_trouble(records: &[LogRecord], disks: &[DiskKeys]) -> TroubleCo
         c.disks.insert(d.name.clone(), UsbTrouble::default());
     }
     for r in records {
+        if is_undervoltage(&r.message) {
+            c.undervoltage += 1;
+        }
         let Some(ev) = parse_usb_event(&r.message) else {
             continue;
         };
@@ -407,6 +420,20 @@ pub fn count_since(root: &SysRoot, mark: &KernelLogMark, disks: &[Disk]) -> UsbT
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn undervoltage_reports_are_counted_for_the_machine() {
+        let log = parse_kernel_log(
+            "[  12.1] raspberrypi-hwmon raspberrypi-hwmon: Undervoltage detected!\n\
+             [  14.2] raspberrypi-hwmon raspberrypi-hwmon: Voltage normalised\n\
+             [  20.0] Under-voltage detected! (0x00050005)\n\
+             [  21.0] usb 2-1: reset SuperSpeed USB device number 2 using xhci_hcd\n",
+        );
+        let c = count_usb_trouble(&log, &[]);
+        assert_eq!(c.undervoltage, 2);
+        assert_eq!(c.other.usb_resets, 1);
+        assert!(!is_undervoltage("Voltage normalised"));
+    }
 
     #[test]
     fn lines_of_every_log_format() {

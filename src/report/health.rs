@@ -33,6 +33,8 @@ pub struct Health {
     pub undervoltage_seen: bool,
     /// Some sample carried the under-voltage alarm / the throttling flags (they were read).
     pub undervoltage_read: bool,
+    /// "Undervoltage detected!" reports in the kernel log while the target ran.
+    pub undervoltage_logged: u64,
     pub throttling_read: bool,
     /// What the probe said (None for bundles written before it was recorded).
     pub sensors: Option<Sensors>,
@@ -45,6 +47,10 @@ pub fn of(t: &TargetResult) -> Health {
         undervoltage_seen: false,
         undervoltage_read: false,
         throttling_read: false,
+        undervoltage_logged: match &t.usb_trouble {
+            Some(crate::disk::kernel_log::UsbTroubleCount::Counted(c)) => c.undervoltage,
+            _ => 0,
+        },
         sensors: sensors(t).cloned(),
     };
     for x in all_samples(t) {
@@ -82,7 +88,17 @@ impl Health {
 
     /// The under-voltage line: `SEEN`, `none seen`, or `not measured (…)`.
     pub fn undervoltage(&self) -> String {
-        if self.undervoltage_seen || self.throttled_bits & 0x10001 != 0 {
+        if self.undervoltage_logged > 0 {
+            format!(
+                "SEEN: the supply voltage dropped too low (the kernel reported it {} time{})",
+                self.undervoltage_logged,
+                if self.undervoltage_logged == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            )
+        } else if self.undervoltage_seen || self.throttled_bits & 0x10001 != 0 {
             "SEEN: the supply voltage dropped too low".into()
         } else if self.undervoltage_read || self.throttling_read {
             "none seen".into()
@@ -117,7 +133,7 @@ impl Health {
                 "the Pi reported {} during the run: figures may be low.",
                 throttled_flags(self.throttled_bits).join(", ")
             ));
-        } else if self.undervoltage_seen {
+        } else if self.undervoltage_seen || self.undervoltage_logged > 0 {
             out.push("under-voltage was detected during the run: figures may be low and USB disks may reset.".into());
         } else if self.undervoltage_unmeasured_on_a_pi() {
             out.push(format!(
@@ -227,6 +243,28 @@ mod tests {
         let h = of(&target(vec![thr], None));
         assert!(h.throttling().contains("throttled now"));
         assert!(h.doubts()[0].starts_with("the Pi reported under-voltage now"));
+    }
+
+    #[test]
+    fn an_undervoltage_between_two_samples_is_seen_in_the_kernel_log() {
+        let ok = StateSample {
+            t_s: 0.0,
+            temp_c: None,
+            throttled: None,
+            undervoltage: Some(false),
+        };
+        let mut t = target(vec![ok], Some(pi_image_sensors()));
+        let c = crate::disk::kernel_log::TroubleCount {
+            undervoltage: 3,
+            ..Default::default()
+        };
+        t.usb_trouble = Some(crate::disk::kernel_log::UsbTroubleCount::Counted(c));
+        let h = of(&t);
+        assert_eq!(
+            h.undervoltage(),
+            "SEEN: the supply voltage dropped too low (the kernel reported it 3 times)"
+        );
+        assert!(h.doubts()[0].contains("under-voltage was detected"));
     }
 
     #[test]
