@@ -8,7 +8,8 @@ mod common;
 
 use common::{sh, LoopDevice};
 use spindle::appliance::control::ControlCommand;
-use spindle::appliance::daemon::{run_daemon, DaemonDeps, RunLauncher, SuiteLauncher};
+use spindle::appliance::daemon::{run_daemon, DaemonDeps};
+use spindle::appliance::launch::{RunLauncher, SuiteLauncher};
 use spindle::cmd::control::send_control;
 use spindle::config::appliance::{ApplianceSettings, IndicatorBackend};
 use spindle::engine::Controller;

@@ -5,7 +5,7 @@
 mod common;
 
 use clap::Parser;
-use spindle::appliance::daemon::target_source;
+use spindle::appliance::launch::target_source;
 use spindle::cli::{Cli, Command};
 use spindle::config::appliance::ApplianceSettings;
 use spindle::config::profile::SuiteProfile;

@@ -2,150 +2,29 @@
 //! the results stick), the run thread and signals into [`Event`]s for the state machine, and
 //! carries out its [`Action`]s (LEDs, starting and aborting runs, copying to the stick).
 //!
-//! The suite runs behind [`RunLauncher`] so the loop is tested with a fake run; the real one is
-//! [`SuiteLauncher`]. Disks are not polled while a run is in progress (reading their first and
-//! last MiB would disturb the measurement); sticks inserted or pulled meanwhile are seen when it
+//! The suite runs behind a [`RunLauncher`] (`launch.rs`) so the loop is tested with a fake run.
+//! At start, what a power cut left behind is cleared (`recovery.rs`); the stick is followed by
+//! `sticks.rs`. Disks are not polled while a run is in progress (reading their first and last
+//! MiB would disturb the measurement); sticks inserted or pulled meanwhile are seen when it
 //! ends. Logs go to stderr.
 
 use super::control::{bind_control, serve_control, ControlCommand};
+use super::launch::{count_targets, target_source, Observer, RunLauncher};
 use super::state::{self, Action, Event, RunOutcome, State};
-use crate::config::appliance::{ApplianceSettings, StickOverrides};
+use super::sticks::StickWatch;
+use crate::config::appliance::ApplianceSettings;
 use crate::config::profile::SuiteProfile;
-use crate::disk::{Disk, DiskPolicy, Naming};
+use crate::disk::{Disk, DiskPolicy};
 use crate::engine::Controller;
-use crate::report::phase::{Family, Phase};
-use crate::report::suite::{PhaseStatus, RunStatus};
-use crate::run::{RunRequest, ServerOverrides, SuiteObserver, TargetSource};
-use crate::sink::{self, CopyReport, ResultsStick, RunStore};
+use crate::run::{RunRequest, ServerOverrides};
+use crate::sink::{self, CopyReport, RunStore};
 use crate::status::Indicator;
-use crate::sys::{CommandRunner, SysRoot, System};
-use std::path::{Path, PathBuf};
+use crate::sys::System;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Runs one suite. Blocks until it ends or `stop` is asked; reports progress to `observer`.
-pub trait RunLauncher: Send + Sync {
-    fn launch(
-        &self,
-        req: &RunRequest,
-        observer: &dyn SuiteObserver,
-        stop: &Controller,
-    ) -> anyhow::Result<RunOutcome>;
-}
-
-/// Where the appliance's runs take their targets: `[appliance] targets` (directories), else
-/// `[appliance] disks` (named by stable names only: kernel names change between boots), else
-/// every eligible disk.
-pub fn target_source(settings: &ApplianceSettings) -> TargetSource {
-    if !settings.appliance.targets.is_empty() {
-        TargetSource::Directories(settings.appliance.targets.clone())
-    } else if !settings.appliance.disks.is_empty() {
-        TargetSource::Disks {
-            names: settings.appliance.disks.clone(),
-            naming: Naming::Stable,
-        }
-    } else {
-        TargetSource::Eligible
-    }
-}
-
-/// Counts the disks a run would use among `scanned` (every block device), or the existing
-/// configured directories.
-fn count_targets(
-    settings: &ApplianceSettings,
-    root: &SysRoot,
-    policy: &DiskPolicy,
-    scanned: &[Disk],
-    stick: Option<&str>,
-) -> usize {
-    match target_source(settings) {
-        TargetSource::Directories(dirs) => dirs.iter().filter(|d| d.is_dir()).count(),
-        source => crate::run::targets::plan_disks(scanned, root, &source, policy, stick)
-            .planned
-            .len(),
-    }
-}
-
-/// The real launcher: `run::execute` on the machine it was made for.
-pub struct SuiteLauncher {
-    pub sys: System,
-}
-
-impl SuiteLauncher {
-    /// The launcher for the machine `settings` describe (`[appliance] sysroot`), commands
-    /// logged.
-    pub fn for_settings(settings: &ApplianceSettings) -> Self {
-        SuiteLauncher {
-            sys: System::new(
-                SysRoot::new(&settings.appliance.sysroot),
-                CommandRunner::new(),
-            ),
-        }
-    }
-}
-
-impl RunLauncher for SuiteLauncher {
-    fn launch(
-        &self,
-        req: &RunRequest,
-        observer: &dyn SuiteObserver,
-        stop: &Controller,
-    ) -> anyhow::Result<RunOutcome> {
-        let result = crate::run::execute(req, &self.sys, observer, stop)?;
-        Ok(match result.status {
-            RunStatus::Aborted => RunOutcome::Aborted,
-            RunStatus::NoTargets => RunOutcome::NothingToDo,
-            _ => RunOutcome::Completed {
-                failed_phases: result.failures().count(),
-            },
-        })
-    }
-}
-
-/// What a run cut short by a power loss or crash left in the work directory (`.work` of the
-/// runs directory): mounts of its disks (unmounted lazily) and mount-point folders (removed
-/// when empty; a folder that still holds files is left alone and reported).
-fn clear_dead_runs(work: &Path, settings: &ApplianceSettings, runner: &CommandRunner) {
-    if !work.exists() {
-        return;
-    }
-    let root = SysRoot::new(&settings.appliance.sysroot);
-    let mounts = root.read_string("/proc/self/mounts").unwrap_or_default();
-    let mut under: Vec<&str> = mounts
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .filter(|mp| Path::new(mp).starts_with(work))
-        .collect();
-    under.sort_by_key(|mp| std::cmp::Reverse(mp.len()));
-    for mp in under {
-        eprintln!("spindle: unmounting {mp}, left by an interrupted run");
-        if let Err(e) = runner.run("umount", &["-l", mp]) {
-            eprintln!("spindle: {e:#}");
-        }
-    }
-    remove_empty_dirs(work);
-    if work.exists() {
-        eprintln!(
-            "spindle: '{}' still holds files of an earlier run; they are kept",
-            work.display()
-        );
-    }
-}
-
-/// Removes `dir` and its subdirectories if they are all empty. Never removes a file, so a
-/// mount point left mounted (a failed release) keeps its contents.
-fn remove_empty_dirs(dir: &Path) {
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_empty_dirs(&e.path());
-            }
-        }
-    }
-    let _ = std::fs::remove_dir(dir);
-}
 
 enum Msg {
     Event(Event),
@@ -153,39 +32,6 @@ enum Msg {
     RunDone(Result<RunOutcome, String>),
     /// A copy ended; the number tells stale reports (of a copy superseded by a re-insert) apart.
     CopyDone(u64, CopyReport),
-}
-
-/// Sends suite progress into the loop.
-struct Observer(Sender<Msg>);
-
-/// The LED pattern's phase for a suite phase; `None` for bookkeeping a person need not see.
-fn led_phase(phase: &Phase) -> Option<crate::status::Phase> {
-    use crate::status::Phase as Led;
-    match phase.family() {
-        Family::System => None,
-        Family::Fileio => Some(Led::Fileio),
-        Family::Oltp => Some(Led::Oltp),
-        Family::Tpcc => Some(Led::Tpcc),
-    }
-}
-
-impl SuiteObserver for Observer {
-    fn phase_started(&self, target: &str, phase: &Phase, index: usize, total: usize, _eta: u64) {
-        eprintln!("spindle: [{index}/{total}] {target}: {}", phase.name());
-        if let Some(led) = led_phase(phase) {
-            let _ = self.0.send(Msg::Event(Event::PhaseStarted { phase: led }));
-        }
-    }
-    fn phase_finished(&self, target: &str, phase: &Phase, status: PhaseStatus) {
-        if status == PhaseStatus::Failed {
-            eprintln!("spindle: {target}: {} failed", phase.name());
-        }
-        let ok = matches!(status, PhaseStatus::Ok | PhaseStatus::Skipped);
-        let _ = self.0.send(Msg::Event(Event::PhaseFinished { ok }));
-    }
-    fn message(&self, line: &str) {
-        eprintln!("spindle: {line}");
-    }
 }
 
 /// What the daemon needs besides its settings.
@@ -203,15 +49,13 @@ struct Daemon {
     launcher: Arc<dyn RunLauncher>,
     tx: Sender<Msg>,
     state: State,
-    stick: Option<ResultsStick>,
-    overrides: Option<StickOverrides>,
+    sticks: StickWatch,
     run_stop: Controller,
     run_thread: Option<std::thread::JoinHandle<()>>,
     copy_thread: Option<std::thread::JoinHandle<()>>,
     disks: usize,
-    runner: CommandRunner,
-    /// Unlabelled FAT/exFAT filesystems already looked at for a `spindle/` folder.
-    probed: std::collections::HashMap<String, bool>,
+    /// The machine (`[appliance] sysroot`) and the runner every command goes through.
+    sys: System,
     /// Number of the latest copy started.
     copy_gen: u64,
 }
@@ -220,7 +64,7 @@ impl Daemon {
     fn policy(&self) -> DiskPolicy {
         let mut p = self.settings.config.disks.clone();
         p.stick_label = self.settings.stick.label.clone();
-        if let Some(extra) = self.overrides.as_ref().and_then(|o| o.erase.clone()) {
+        if let Some(extra) = self.sticks.overrides.as_ref().and_then(|o| o.erase.clone()) {
             p.erase.extend(extra);
         }
         p
@@ -255,6 +99,7 @@ impl Daemon {
     /// targets, the policy with the stick's erase list.
     fn request(&self, run: &sink::RunEntry) -> anyhow::Result<RunRequest> {
         let profile = self
+            .sticks
             .overrides
             .as_ref()
             .and_then(|o| o.profile.clone())
@@ -267,7 +112,7 @@ impl Daemon {
             profile: SuiteProfile::load(&profile)?,
             source: target_source(&self.settings),
             policy: self.policy(),
-            stick_disk: self.stick.as_ref().map(|s| s.disk.clone()),
+            stick_disk: self.sticks.current.as_ref().map(|s| s.disk.clone()),
             server: ServerOverrides {
                 mysqld: (!mysqld.binary.is_empty()).then(|| PathBuf::from(&mysqld.binary)),
                 flavor: mysqld.flavor.parse().ok(),
@@ -308,7 +153,10 @@ impl Daemon {
         let launcher = self.launcher.clone();
         let tx = self.tx.clone();
         self.run_thread = Some(std::thread::spawn(move || {
-            let obs = Observer(tx.clone());
+            let events = tx.clone();
+            let obs = Observer(Box::new(move |ev| {
+                let _ = events.send(Msg::Event(ev));
+            }));
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 launcher.launch(&req, &obs, &stop)
             }))
@@ -322,7 +170,7 @@ impl Daemon {
                 let _ =
                     crate::sys::fs::write_atomic(&req.out_dir.join("ERROR.txt"), text.as_bytes());
             }
-            remove_empty_dirs(&req.work_dir);
+            super::recovery::remove_empty_dirs(&req.work_dir);
             let _ = tx.send(Msg::RunDone(r.map_err(|e| format!("{e:#}"))));
         }));
     }
@@ -333,7 +181,7 @@ impl Daemon {
         }
         self.copy_gen += 1;
         let gen = self.copy_gen;
-        let Some(stick) = self.stick.clone() else {
+        let Some(stick) = self.sticks.current.clone() else {
             let _ = self.tx.send(Msg::CopyDone(
                 gen,
                 CopyReport {
@@ -347,7 +195,7 @@ impl Daemon {
         let (store, cfg, runner, tx) = (
             self.store.clone(),
             self.settings.stick.clone(),
-            self.runner.clone(),
+            self.sys.runner.clone(),
             self.tx.clone(),
         );
         self.copy_thread = Some(std::thread::spawn(move || {
@@ -366,11 +214,10 @@ impl Daemon {
         let Some(scanned) = self.scan() else { return };
         self.update_stick(&scanned);
         if self.state.stick != state::Stick::Copying {
-            let stick = self.stick.as_ref().map(|s| s.disk.clone());
-            let root = SysRoot::new(&self.settings.appliance.sysroot);
+            let stick = self.sticks.current.as_ref().map(|s| s.disk.clone());
             let n = count_targets(
                 &self.settings,
-                &root,
+                &self.sys.root,
                 &self.policy(),
                 &scanned,
                 stick.as_deref(),
@@ -383,8 +230,7 @@ impl Daemon {
     }
 
     fn scan(&self) -> Option<Vec<Disk>> {
-        let root = SysRoot::new(&self.settings.appliance.sysroot);
-        match crate::disk::scan_all(&root) {
+        match crate::disk::scan_all(&self.sys.root) {
             Ok(v) => Some(v),
             Err(e) => {
                 eprintln!("spindle: disk scan failed: {e:#}");
@@ -401,57 +247,9 @@ impl Daemon {
     }
 
     fn update_stick(&mut self, scanned: &[Disk]) {
-        let root = SysRoot::new(&self.settings.appliance.sysroot);
-        let probe_dir = {
-            let mut p = self.settings.stick.mount_dir.clone().into_os_string();
-            p.push("-probe");
-            PathBuf::from(p)
-        };
-        let (cache, runner) = (&mut self.probed, &self.runner);
-        let mut seen = Vec::new();
-        let found = sink::stick::sticks_among(scanned, &root, &self.settings.stick, &mut |s| {
-            let key = format!("{} {} {:?}", s.device.display(), s.fs_type, s.label);
-            seen.push(key.clone());
-            *cache
-                .entry(key)
-                .or_insert_with(|| sink::stick::probe_marker(s, &probe_dir, runner))
-        })
-        .into_iter()
-        .next();
-        // forget filesystems that went away, so a re-inserted stick is looked at again
-        self.probed.retain(|k, _| seen.contains(k));
-        let same = |a: &ResultsStick, b: &ResultsStick| a.device == b.device && a.label == b.label;
-        match (&self.stick, found) {
-            (None, Some(s)) => self.stick_inserted(s),
-            (Some(old), Some(s)) if !same(old, &s) => {
-                self.stick_removed();
-                self.stick_inserted(s);
-            }
-            (Some(_), None) => self.stick_removed(),
-            _ => {}
+        for ev in self.sticks.update(scanned, &self.settings.stick, &self.sys) {
+            self.handle(ev);
         }
-    }
-
-    fn stick_inserted(&mut self, s: ResultsStick) {
-        eprintln!(
-            "spindle: results stick {} ({}, {}) inserted",
-            s.name(),
-            s.device.display(),
-            s.fs_type
-        );
-        let ins = sink::inspect(&s, &self.settings.stick, &self.runner);
-        self.overrides = ins.overrides;
-        self.stick = Some(s);
-        self.handle(Event::StickInserted {
-            config_ok: ins.config_error.is_none(),
-        });
-    }
-
-    fn stick_removed(&mut self) {
-        eprintln!("spindle: results stick removed");
-        self.stick = None;
-        self.overrides = None;
-        self.handle(Event::StickRemoved);
     }
 
     fn control(&mut self, cmd: ControlCommand) -> String {
@@ -490,11 +288,8 @@ pub fn run_daemon(
 ) -> anyhow::Result<()> {
     settings.validate()?;
     let store = RunStore::open(&settings.appliance.runs_dir)?;
-    for id in store.recover_interrupted() {
-        eprintln!("spindle: run {id} was interrupted (power loss or crash); it is kept and will be copied to the stick");
-    }
-    sink::stick::clear_stale_mount(&settings.stick.mount_dir, &CommandRunner::new());
-    clear_dead_runs(&store.dir().join(".work"), &settings, &CommandRunner::new());
+    let sys = super::launch::machine(&settings);
+    super::recovery::recover(&store, &settings, &sys);
     let (tx, rx): (Sender<Msg>, Receiver<Msg>) = mpsc::channel();
     let listener = bind_control(&settings.appliance.control_socket)?;
     let quit = Arc::new(AtomicBool::new(false));
@@ -509,14 +304,12 @@ pub fn run_daemon(
         launcher: deps.launcher,
         tx,
         state: State::default(),
-        stick: None,
-        overrides: None,
+        sticks: StickWatch::default(),
         run_stop: Controller::new(),
         run_thread: None,
         copy_thread: None,
         disks: 0,
-        runner: CommandRunner::new(),
-        probed: Default::default(),
+        sys,
         copy_gen: 0,
         settings,
     };
@@ -590,12 +383,13 @@ impl Daemon {
             self.store.dir().display(),
             self.settings.appliance.control_socket.display()
         );
-        let sensors = crate::sys::sensors::probe(&self.settings.appliance.sysroot);
+        let sensors = crate::sys::sensors::probe(self.sys.root.root());
         eprintln!("spindle: sensors: {}", sensors.describe());
         self.indicator.show(crate::status::Pattern::Booting);
         self.poll();
         let autostart = self.settings.appliance.autostart
             || self
+                .sticks
                 .overrides
                 .as_ref()
                 .and_then(|o| o.autostart)
@@ -694,54 +488,5 @@ impl Daemon {
             remaining: r.remaining,
             problem: r.problem,
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name)
-    }
-
-    #[test]
-    fn one_scan_counts_disks_and_finds_the_stick() {
-        let mut settings = ApplianceSettings::default();
-        settings.appliance.sysroot = fixture("pi4-stick");
-        let root = SysRoot::new(&settings.appliance.sysroot);
-        let scanned = crate::disk::scan_all(&root).unwrap();
-        let policy = settings.config.disks.clone();
-        // sda is blank and eligible; sdb is the stick, sdc too small, mmcblk0 the boot card
-        assert_eq!(count_targets(&settings, &root, &policy, &scanned, None), 1);
-        // the disk holding the current stick never counts, even if the policy would take it
-        assert_eq!(
-            count_targets(&settings, &root, &policy, &scanned, Some("sda")),
-            0
-        );
-        let sticks = sink::stick::sticks_among(&scanned, &root, &settings.stick, &mut |_| false);
-        assert_eq!(sticks.len(), 1);
-        assert_eq!(sticks[0].device, PathBuf::from("/dev/sdb1"));
-        // configured directories replace disks
-        let d = tempfile::tempdir().unwrap();
-        settings.appliance.targets = vec![d.path().to_path_buf(), d.path().join("missing")];
-        assert_eq!(count_targets(&settings, &root, &policy, &scanned, None), 1);
-    }
-
-    #[test]
-    fn only_empty_work_directories_are_removed() {
-        let d = tempfile::tempdir().unwrap();
-        let w = d.path().join("work");
-        std::fs::create_dir_all(w.join("mnt/sda")).unwrap();
-        remove_empty_dirs(&w);
-        assert!(!w.exists());
-        std::fs::create_dir_all(w.join("mnt/sda")).unwrap();
-        std::fs::write(w.join("mnt/sda/data"), "x").unwrap();
-        std::fs::create_dir_all(w.join("mnt/sdb")).unwrap();
-        remove_empty_dirs(&w);
-        assert!(w.join("mnt/sda/data").exists());
-        assert!(!w.join("mnt/sdb").exists());
     }
 }

@@ -3,4 +3,7 @@
 
 pub mod control;
 pub mod daemon;
+pub mod launch;
+mod recovery;
 pub mod state;
+mod sticks;

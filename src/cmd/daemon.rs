@@ -1,6 +1,7 @@
 //! `spindle daemon`: loads the appliance configuration, opens the LEDs, and runs the loop.
 
-use crate::appliance::daemon::{run_daemon, DaemonDeps, SuiteLauncher};
+use crate::appliance::daemon::{run_daemon, DaemonDeps};
+use crate::appliance::launch::SuiteLauncher;
 use crate::cli::DaemonArgs;
 use crate::config::appliance::ApplianceSettings;
 use std::sync::Arc;
