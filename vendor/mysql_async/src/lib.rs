@@ -466,6 +466,13 @@ pub use self::conn::binlog_stream::{request::BinlogStreamRequest, BinlogStream};
 #[doc(inline)]
 pub use self::conn::Conn;
 
+/// spindle patch: the hand-written parsers of the regex-free handshake (patch 5), reachable so
+/// spindle's tests can pin them against mysql_common's regex versions. Not an API.
+#[doc(hidden)]
+pub mod spindle_parsers {
+    pub use crate::conn::{parse_server_version, pem_to_der};
+}
+
 #[doc(inline)]
 pub use self::conn::pool::Pool;
 

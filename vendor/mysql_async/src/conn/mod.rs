@@ -1446,7 +1446,7 @@ fn rsa_encrypt(pass: &[u8], pem: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// The body of a `RSA PUBLIC KEY` (PKCS#1) or `PUBLIC KEY` (PKCS#8) PEM block, base64-decoded.
-fn pem_to_der(pem: &[u8]) -> Option<(Vec<u8>, mysql_common::crypto::der::PubKeyFileType)> {
+pub fn pem_to_der(pem: &[u8]) -> Option<(Vec<u8>, mysql_common::crypto::der::PubKeyFileType)> {
     use mysql_common::crypto::der::PubKeyFileType;
     fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
         hay.windows(needle.len()).position(|w| w == needle)
@@ -1488,7 +1488,7 @@ fn pem_to_der(pem: &[u8]) -> Option<(Vec<u8>, mysql_common::crypto::der::PubKeyF
 /// spindle patch: `^(?:5.5.5-)?(\d{1,2})\.(\d{1,2})\.(\d{1,3})-MariaDB` (MariaDB, flag set) or
 /// else `^(\d{1,2})\.(\d{1,2})\.(\d{1,3})`, as mysql_common's `maria_db_server_version_parsed`
 /// and `server_version_parsed`; `(0, 0, 0)` when neither matches.
-fn parse_server_version(v: &[u8]) -> ((u16, u16, u16), bool) {
+pub fn parse_server_version(v: &[u8]) -> ((u16, u16, u16), bool) {
     fn number(v: &[u8], max_digits: usize) -> Option<(u16, &[u8])> {
         let n = v.iter().take(max_digits).take_while(|b| b.is_ascii_digit()).count();
         if n == 0 {
