@@ -3,8 +3,8 @@
 //! The library is the whole program; `main.rs` only forwards `argv` to [`run_from_args`], and
 //! integration tests call the same entry point (or the engines directly) in-process.
 //!
-//! Dependencies point downward: `cli` → `config` → `appliance` → engines
-//! (`fileio`, `oltp`, `tpcc`, `provision`, `sink`, `status`, `report`) → `stats`, `disk`, `sys`.
+//! Modules and the layers they sit in (which may use which) are drawn in docs/ARCHITECTURE.md
+//! and checked by tests/architecture.rs.
 
 pub mod appliance;
 pub mod cli;
@@ -26,11 +26,9 @@ pub mod status;
 pub mod sys;
 pub mod tpcc;
 pub mod units;
+pub mod version;
 
 use std::ffi::OsString;
-
-/// Version string printed by `--version` and embedded in every result document.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Runs spindle with the given command line (including the program name) and returns the
 /// process exit code. Errors are returned, not printed, so the caller decides how to show them.

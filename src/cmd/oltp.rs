@@ -46,7 +46,10 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
     match command {
         OltpCommand::Prepare => {
             if !json {
-                println!("spindle {} (sysbench 1.0 compatible)\n", crate::VERSION);
+                println!(
+                    "spindle {} (sysbench 1.0 compatible)\n",
+                    crate::version::VERSION
+                );
             }
             let summary = crate::oltp::prepare(&cfg, &controller, &printer)?;
             if json {
@@ -56,7 +59,10 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
         }
         OltpCommand::Cleanup => {
             if !json {
-                println!("spindle {} (sysbench 1.0 compatible)\n", crate::VERSION);
+                println!(
+                    "spindle {} (sysbench 1.0 compatible)\n",
+                    crate::version::VERSION
+                );
             }
             crate::oltp::cleanup(&cfg, &printer)?;
             Ok(0)

@@ -156,7 +156,7 @@ pub fn prepare(
         file_size,
         block_size: cfg.block_size,
         validate,
-        spindle_version: crate::VERSION.into(),
+        spindle_version: crate::version::VERSION.into(),
     }
     .save(&cfg.dir)?;
     Ok(PrepareSummary {

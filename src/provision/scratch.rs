@@ -52,7 +52,7 @@ pub fn write_marker(
         label: label.to_string(),
         run_id: run_id.map(str::to_string),
         prepared_at: crate::sys::clock::now_rfc3339(),
-        spindle_version: crate::VERSION.to_string(),
+        spindle_version: crate::version::VERSION.to_string(),
     };
     let mut text = serde_json::to_string_pretty(&m)?;
     text.push('\n');

@@ -83,7 +83,7 @@ impl ToolInfo {
     pub fn spindle(compat: &str) -> Self {
         ToolInfo {
             name: "spindle".into(),
-            version: crate::VERSION.into(),
+            version: crate::version::VERSION.into(),
             compat: compat.into(),
         }
     }

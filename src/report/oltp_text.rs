@@ -8,7 +8,11 @@ use std::fmt::Write as _;
 /// The lines sysbench prints before the workers connect.
 pub fn run_header(threads: u32, report_interval_s: u64, rand_seed: u64) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "spindle {} (sysbench 1.0 compatible)\n", crate::VERSION);
+    let _ = writeln!(
+        s,
+        "spindle {} (sysbench 1.0 compatible)\n",
+        crate::version::VERSION
+    );
     s.push_str("Running the test with following options:\n");
     let _ = writeln!(s, "Number of threads: {threads}");
     if report_interval_s > 0 {

@@ -19,7 +19,7 @@ pub fn fileio_header(cfg: &FileioConfig, mode: TestMode) -> String {
             let _ = writeln!(
                 w,
                 "spindle {} (sysbench 1.0 compatible fileio)\n",
-                crate::VERSION
+                crate::version::VERSION
             );
             let _ = writeln!(w, "Running the test with following options:");
             let _ = writeln!(w, "Number of threads: {}", cfg.threads);
@@ -75,7 +75,7 @@ pub fn fileio_header(cfg: &FileioConfig, mode: TestMode) -> String {
             let _ = writeln!(
                 w,
                 "spindle {} (sysbench 0.4.12 compatible fileio)\n",
-                crate::VERSION
+                crate::version::VERSION
             );
             let _ = writeln!(w, "Running the test with following options:");
             let _ = writeln!(w, "Number of threads: {}", cfg.threads);

@@ -24,7 +24,10 @@ pub enum Layout {
 
 /// tpcc_start's banner and `<Parameters>` block, with spindle's model stated.
 pub fn run_header(cfg: &TpccConfig) -> String {
-    let title = format!("*** spindle {} TPC-C Load Generator ***", crate::VERSION);
+    let title = format!(
+        "*** spindle {} TPC-C Load Generator ***",
+        crate::version::VERSION
+    );
     let stars = "*".repeat(title.len());
     let mut s = format!("{stars}\n{title}\n{stars}\n");
     s.push_str(&parameters(cfg));

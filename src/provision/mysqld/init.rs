@@ -184,7 +184,7 @@ pub(super) fn init_created(
     let record = ServerRecord {
         binary: binary.clone(),
         run_as: run_as.map(|u| u.name.clone()),
-        spindle_version: crate::VERSION.to_string(),
+        spindle_version: crate::version::VERSION.to_string(),
     };
     layout::write_json(&l.server_json, &record, 0o644)
 }
