@@ -28,6 +28,7 @@ const LAYERS: &[&str] = &[
     "sys",
     "rng",
     "units",
+    "version",
 ];
 
 /// (module, modules it must not name, why).

@@ -5,10 +5,10 @@
 //! renamed to `spindle/<run-id>/`, the `spindle/` directory fsynced, the filesystem synced, and
 //! only then is the run marked copied on the SD card. The stick is unmounted at the end.
 
+use super::problem::{problem_in, problem_of, StickProblem};
 use super::runs::{RunEntry, RunStore};
 use super::settings::{StickConfig, StickOverrides};
 use crate::disk::Transport;
-use crate::status::StickProblem;
 use crate::sys::{CommandRunner, SysRoot};
 use anyhow::Context;
 use std::io;
@@ -158,22 +158,6 @@ pub fn probe_marker(stick: &ResultsStick, dir: &Path, runner: &CommandRunner) ->
         let _ = runner.run("umount", &["-l", d.as_str()]);
     }
     found
-}
-
-/// Classifies an I/O error on the stick.
-pub fn problem_of(e: &io::Error) -> StickProblem {
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) | Some(libc::EFBIG) => StickProblem::Full,
-        Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM) => StickProblem::ReadOnly,
-        _ => StickProblem::NotFound,
-    }
-}
-
-fn problem_in(e: &anyhow::Error) -> StickProblem {
-    e.chain()
-        .find_map(|c| c.downcast_ref::<io::Error>())
-        .map(problem_of)
-        .unwrap_or(StickProblem::NotFound)
 }
 
 /// The mount point of `device` in /proc/self/mounts right now, if it is mounted.

@@ -4,6 +4,7 @@
 //! every pattern is told apart by green and red alone, yellow only adds detail (the phase).
 //! README.md's table "What the LEDs say" follows [`schedule`]; the tests pin it down.
 
+pub use crate::sink::StickProblem;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -61,36 +62,12 @@ impl Phase {
     }
 }
 
-/// Why the results stick cannot take the results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StickProblem {
-    /// The stick went away (pulled mid-copy, or could not be mounted) — 1 red flash.
-    NotFound,
-    /// Not enough free space for the pending runs — 2 red flashes.
-    Full,
-    /// Write-protected or mounted read-only — 3 red flashes.
-    ReadOnly,
-}
-
-impl StickProblem {
-    /// Flash count on red.
-    pub fn count(self) -> u32 {
-        match self {
-            StickProblem::NotFound => 1,
-            StickProblem::Full => 2,
-            StickProblem::ReadOnly => 3,
-        }
-    }
-}
-
-impl fmt::Display for StickProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            StickProblem::NotFound => "stick not found (removed or unreadable)",
-            StickProblem::Full => "stick full",
-            StickProblem::ReadOnly => "stick read-only",
-        })
+/// The LED flash count of a stick problem (on red).
+pub fn problem_count(p: StickProblem) -> u32 {
+    match p {
+        StickProblem::NotFound => 1,
+        StickProblem::Full => 2,
+        StickProblem::ReadOnly => 3,
     }
 }
 
@@ -303,7 +280,9 @@ pub fn schedule(pattern: Pattern) -> Schedule {
         Pattern::Error => s(Off, Off, On),
         Pattern::SafeToRemove => s(On, Off, Off),
         Pattern::SafeToRemoveWithFailures => s(On, Off, Signal::count(1)),
-        Pattern::StickProblem { problem: p } => s(Off, Off, Signal::count(p.count() as usize)),
+        Pattern::StickProblem { problem: p } => {
+            s(Off, Off, Signal::count(problem_count(p) as usize))
+        }
     }
 }
 
