@@ -141,7 +141,7 @@ impl Environment {
         let table = BridgeTable::builtin();
         Environment {
             at: crate::sys::clock::now_rfc3339(),
-            board_model: crate::sys::state::board_model(root.root()),
+            board_model: crate::sys::host::board_model(root.root()),
             kernel: crate::sys::state::kernel_release(root.root()),
             disks: disks
                 .iter()

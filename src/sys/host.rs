@@ -37,12 +37,22 @@ impl HostInfo {
             cpu_model,
             cpus: sys.cpus().len().max(1) as u32,
             ram_bytes: sys.total_memory(),
-            board_model: std::fs::read_to_string("/proc/device-tree/model")
-                .ok()
-                .map(|s| s.trim_end_matches('\0').trim().to_string())
-                .filter(|s| !s.is_empty()),
+            board_model: board_model(std::path::Path::new("/")),
         }
     }
+}
+
+/// The board model from the device tree under `root` ("Raspberry Pi 4 Model B Rev 1.4"), when
+/// there is one.
+pub fn board_model(root: &std::path::Path) -> Option<String> {
+    [
+        "proc/device-tree/model",
+        "sys/firmware/devicetree/base/model",
+    ]
+    .iter()
+    .find_map(|rel| std::fs::read_to_string(root.join(rel)).ok())
+    .map(|s| s.trim_end_matches('\0').trim().to_string())
+    .filter(|s| !s.is_empty())
 }
 
 /// On ARM, /proc/cpuinfo has no "model name"; fall back to "Model" / "Hardware" lines.

@@ -105,7 +105,7 @@ pub fn thermal_zone(root: &Path) -> Option<(std::path::PathBuf, String)> {
 
 /// What can be read under `root`, and why not where not.
 pub fn probe(root: &Path) -> Sensors {
-    let model = super::state::board_model(root).unwrap_or_default();
+    let model = super::host::board_model(root).unwrap_or_default();
     let pi = model.starts_with("Raspberry Pi");
     let temperature = match thermal_zone(root) {
         Some((z, kind)) => Sensor::Measured {

@@ -104,14 +104,6 @@ pub fn sample(root: &Path, t_s: f64) -> StateSample {
     }
 }
 
-/// The board model from the device tree ("Raspberry Pi 4 Model B Rev 1.4"), when there is one.
-pub fn board_model(root: &Path) -> Option<String> {
-    read(root, "proc/device-tree/model")
-        .or_else(|| read(root, "sys/firmware/devicetree/base/model"))
-        .map(|s| s.trim_end_matches('\0').trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
 /// The kernel release (`uname -r`).
 pub fn kernel_release(root: &Path) -> Option<String> {
     read(root, "proc/sys/kernel/osrelease")
@@ -121,7 +113,7 @@ pub fn kernel_release(root: &Path) -> Option<String> {
 
 /// A full snapshot.
 pub fn snapshot(root: &Path) -> SystemState {
-    let model = board_model(root);
+    let model = super::host::board_model(root);
     SystemState {
         at: crate::sys::clock::now_rfc3339(),
         kernel: kernel_release(root),
