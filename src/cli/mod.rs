@@ -124,6 +124,11 @@ pub(crate) fn size(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s)
 }
 
+/// clap parser for sizes whose spelling messages repeat (`--file-total-size=81900M`).
+pub(crate) fn typed_size(s: &str) -> Result<crate::units::TypedSize, String> {
+    crate::units::TypedSize::parse(s)
+}
+
 /// `spindle mysqld init|start|stop|status --datadir PATH`.
 #[derive(Debug, clap::Args)]
 pub struct MysqldArgs {
