@@ -32,7 +32,7 @@ where
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let rewritten = sysbench_args::rewrite(args, &names).map_err(anyhow::Error::msg)?;
-    if let Some(w) = rewritten.warning {
+    for w in &rewritten.warnings {
         eprintln!("{w}");
     }
     let cli = match Cli::try_parse_from(rewritten.args) {
