@@ -28,7 +28,11 @@ impl Observer for Printer {
 
 /// Runs `spindle oltp ...`; returns the exit code.
 pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
-    let (workload, command) = parse_words(&args.words)?;
+    let words = parse_words(&args.words)?;
+    let (workload, command) = (words.workload, words.command);
+    if let Some(note) = &words.note {
+        eprintln!("{note}");
+    }
     let json = match args.format.as_str() {
         "text" => false,
         "json" => true,
