@@ -84,44 +84,51 @@ fn execute(args: FileioArgs) -> anyhow::Result<i32> {
     let json = args.format == Some(Format::Json);
     let printer = Printer { cfg: &cfg, json };
     let controller = Controller::on_signals();
-    match step {
-        Step::Prepare => {
-            fileio::prepare(&cfg, &controller, &printer)?;
-            Ok(0)
-        }
-        Step::Cleanup => {
-            fileio::cleanup(&cfg, &printer)?;
-            Ok(0)
-        }
-        Step::Run => {
-            let mode = cfg.test_mode.context(
-                "--file-test-mode is required for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
-            )?;
-            // A file set that cannot serve the run is refused before sysbench's header.
-            fileio::check_run(&cfg, mode)?;
-            if !json {
-                print!("{}", text::fileio_header(&cfg, mode));
-                let _ = std::io::stdout().flush();
-            }
-            let m = fileio::run(&cfg, &controller, &printer)?;
-            let result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
-            if let Some(path) = &args.save {
-                crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
-                    .with_context(|| format!("--save: could not write '{}'", path.display()))?;
-            }
-            if json {
-                println!("{}", result.to_json_pretty());
-            } else {
-                print!("{}", text::fileio_report(&result, &cfg));
-            }
-            if let Some(e) = &result.error {
-                anyhow::bail!("fileio run failed: {e}");
-            }
-            if controller.stop_requested() {
-                eprintln!("spindle: interrupted; the report covers the events completed before the signal");
-                return Ok(130);
-            }
-            Ok(0)
+    let result = match step {
+        Step::Prepare => fileio::prepare(&cfg, &controller, &printer).map(|_| 0),
+        Step::Cleanup => fileio::cleanup(&cfg, &printer).map(|_| 0),
+        Step::Run => run_step(&args, &cfg, &controller, &printer, json),
+    };
+    super::exit_code(&controller, result)
+}
+
+fn run_step(
+    args: &FileioArgs,
+    cfg: &FileioConfig,
+    controller: &Controller,
+    printer: &Printer,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let mode = cfg.test_mode.context(
+        "--file-test-mode is required for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
+    )?;
+    // A file set that cannot serve the run is refused before sysbench's header.
+    fileio::check_run(cfg, mode)?;
+    if !json {
+        print!("{}", text::fileio_header(cfg, mode));
+        let _ = std::io::stdout().flush();
+    }
+    let mut m = fileio::run(cfg, controller, printer)?;
+    let planned = match (cfg.time_limit, cfg.events) {
+        (Some(t), _) => format!(" of --time={}", t.as_secs()),
+        (None, n) => format!(" (--events={n})"),
+    };
+    let partial = super::mark_partial(controller, &mut m, &planned);
+    let result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
+    if let Some(path) = &args.save {
+        crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
+            .with_context(|| format!("--save: could not write '{}'", path.display()))?;
+    }
+    if json {
+        println!("{}", result.to_json_pretty());
+    } else {
+        print!("{}", text::fileio_report(&result, cfg));
+        if let Some(line) = partial {
+            println!("{line}");
         }
     }
+    if let Some(e) = &result.error {
+        anyhow::bail!("fileio run failed: {e}");
+    }
+    Ok(0)
 }

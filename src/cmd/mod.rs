@@ -59,6 +59,62 @@ where
     }
 }
 
+/// A workload command's exit code once its step ended: when SIGINT/SIGTERM stopped it, says
+/// "interrupted" on stderr (with the error the step ended in, if any) and returns 130, whatever
+/// the step returned; otherwise the step's own result.
+pub(crate) fn exit_code(
+    controller: &crate::engine::Controller,
+    result: anyhow::Result<i32>,
+) -> anyhow::Result<i32> {
+    if !controller.stop_requested() {
+        return result;
+    }
+    match result {
+        Ok(_) => eprintln!("spindle: interrupted by a signal"),
+        Err(e) => eprintln!("spindle: interrupted by a signal: {e:#}"),
+    }
+    Ok(130)
+}
+
+/// What a measurement a signal cut short says about itself: a note in its result document, and
+/// the `PARTIAL:` line after the text report.
+pub(crate) fn partial_note(m: &crate::model::Measurement, planned: &str) -> String {
+    format!(
+        "interrupted by a signal after {:.1} s{planned}: the figures are partial (the events completed before the signal)",
+        m.total_time_s
+    )
+}
+
+/// Marks `m` partial when `controller` was stopped: adds [`partial_note`] to its notes and
+/// returns the line to print after the text report.
+pub(crate) fn mark_partial(
+    controller: &crate::engine::Controller,
+    m: &mut crate::model::Measurement,
+    planned: &str,
+) -> Option<String> {
+    if !controller.stop_requested() {
+        return None;
+    }
+    let note = partial_note(m, planned);
+    m.notes.push(note.clone());
+    Some(format!("PARTIAL: {note}"))
+}
+
+/// Writes `text` to stdout as it is; a reader that went away is no error (the commands that
+/// keep running then, see `main.rs` on SIGPIPE, must not panic on it).
+pub(crate) fn out(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.flush();
+}
+
+/// [`out`] on stderr.
+pub(crate) fn err(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
 /// Prints one progress or interval line as it happens: on stdout with the text report, on
 /// stderr when stdout carries the JSON document.
 pub(crate) fn emit(json: bool, line: &str) {
