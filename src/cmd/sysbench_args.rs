@@ -34,7 +34,7 @@ pub struct Rewritten {
 /// behaviour (as a modern sysbench does) and says how to get the articles' 0.4 semantics.
 fn compat_hint(spellings: &[&str]) -> String {
     format!(
-        "spindle: {} are sysbench 0.4 spellings: this runs with sysbench 1.0's semantics and report (a 10 s time limit unless --time/--max-time is given, sequential modes wrapping around); add --compat=0.4 for the 0.4.12 semantics and report the articles show",
+        "spindle: {} are sysbench 0.4 spellings; this runs as sysbench 1.0 runs it (1.0's semantics and report: --time 10 by default, no 10 000-request default, sequential modes wrap around); add --compat=0.4 for the 0.4.12 semantics and report the articles show",
         spellings.join(", ")
     )
 }
@@ -60,28 +60,53 @@ fn find_test(words: &[String]) -> Result<Option<(usize, usize, String)>, String>
     }))
 }
 
+/// `—mysql-db=sbtest` → `--mysql-db=sbtest`: web pages turn `--` into a long dash (seed 000's
+/// lines have three), which no shell undoes. Returns the words and the ones it changed.
+fn undash(args: Vec<OsString>) -> (Vec<OsString>, Vec<String>) {
+    let mut changed = Vec::new();
+    let args = args
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let w = a.to_string_lossy();
+            let rest = w
+                .strip_prefix('\u{2014}')
+                .or_else(|| w.strip_prefix('\u{2013}'));
+            match rest {
+                Some(r) if i > 0 && r.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+                    changed.push(w.to_string());
+                    OsString::from(format!("--{r}"))
+                }
+                _ => a,
+            }
+        })
+        .collect();
+    (args, changed)
+}
+
 /// Rewrites sysbench's spellings into spindle's (program name first); other lines unchanged.
 /// `--test=NAME` works at the top level (`spindle --test=fileio …`) and after the subcommand it
 /// names (`spindle fileio --test=fileio …`, `spindle oltp --test=oltp_read_write …`).
 pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Rewritten, String> {
+    let (args, undashed) = undash(args);
+    let mut warnings = Vec::new();
+    if !undashed.is_empty() {
+        warnings.push(format!(
+            "spindle: read {} with `--` (a long dash, as web pages print `--`)",
+            undashed.join(" ")
+        ));
+    }
     let words: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     if words.len() < 2 {
-        return Ok(Rewritten {
-            args,
-            warnings: vec![],
-        });
+        return Ok(Rewritten { args, warnings });
     }
     let after_sub = subcommands.contains(&words[1].as_str());
     if after_sub && !matches!(words[1].as_str(), "fileio" | "oltp") {
-        return Ok(Rewritten {
-            args,
-            warnings: vec![],
-        });
+        return Ok(Rewritten { args, warnings });
     }
-    let mut warnings = Vec::new();
     let mut rest = args.clone();
     if let Some((i, n, name)) = find_test(&words)? {
         let sub = subcommand_for(&name)?;
@@ -254,6 +279,26 @@ mod tests {
         assert_eq!(w, vec![TEST_DEPRECATED.to_string()]);
         let (_, w) = run_w("spindle --test=fileio --events=10 --threads=2 run");
         assert_eq!(w, vec![TEST_DEPRECATED.to_string()]);
+    }
+
+    #[test]
+    fn long_dashes_from_web_pages_are_read_as_double_dashes() {
+        // seed 000's run line as printed by the blog
+        let (line, w) = run_w("spindle --db-driver=mysql --threads=10 \u{2014}mysql-host= --mysql-port=3306 \u{2014}mysql-user= /x/oltp_legacy/oltp.lua run");
+        assert_eq!(
+            line,
+            "spindle oltp --db-driver=mysql --threads=10 --mysql-host= --mysql-port=3306 --mysql-user= /x/oltp_legacy/oltp.lua run"
+        );
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("\u{2014}mysql-host= \u{2014}mysql-user="),
+            "{w:?}"
+        );
+        // a dash that is a value, or not before an option name, stays
+        assert_eq!(
+            run("spindle tpcc --x=\u{2014} \u{2014}").0,
+            "spindle tpcc --x=\u{2014} \u{2014}"
+        );
     }
 
     #[test]
