@@ -187,24 +187,11 @@ async fn sigint_stops_oltp_and_tpcc_runs_with_partial_figures() {
         "prepare".into(),
     ]);
     let saved = d.path().join("tpcc.json");
-    let args = [
-        "tpcc",
-        "run",
-        "--datadir",
-        &datadir,
-        "-w",
-        "1",
-        "-c",
-        "2",
-        "-r",
-        "0",
-        "-l",
-        "60",
-        "-i",
-        "1",
-        "--save",
-        saved.to_str().unwrap(),
-    ];
+    let line = format!(
+        "tpcc run --datadir {datadir} -w 1 -c 2 -r 0 -l 60 -i 1 --save {}",
+        saved.display()
+    );
+    let args: Vec<&str> = line.split_whitespace().collect();
     let o = tokio::task::block_in_place(|| interrupt_after(&args, "MEASURING START."));
     assert_interrupted(&o, "of 60 s", &saved);
     assert!(o.stdout.contains("TpmC"), "{}", o.stdout);
@@ -273,98 +260,40 @@ async fn no_subcommand_panics_on_a_closed_stdout() {
     let p = |x: &str| d.path().join(x).to_str().unwrap().to_string();
     let (files, bundle, init) = (p("files"), p("bundle"), p("init/mysql"));
     std::fs::create_dir(&files).unwrap();
-    let fdir = format!("--dir={files}");
     let profile = format!(
         "{}/tests/fixtures/profiles/tiny.toml",
         env!("CARGO_MANIFEST_DIR")
     );
     let html = p("r.html");
-    let commands: Vec<Vec<&str>> = vec![
-        vec!["--help"],
-        vec![
-            "fileio",
-            &fdir,
-            "--file-num=2",
-            "--file-total-size=4M",
-            "prepare",
-        ],
-        vec![
-            "fileio",
-            &fdir,
-            "--file-num=2",
-            "--file-total-size=4M",
-            "--file-test-mode=rndrd",
-            "--time=1",
-            "run",
-        ],
-        vec!["fileio", &fdir, "--file-num=2", "cleanup"],
-        vec![
-            "oltp",
-            "read_only",
-            "--table-size=500",
-            "--datadir",
-            &datadir,
-            "prepare",
-        ],
-        vec![
-            "oltp",
-            "read_only",
-            "--table-size=500",
-            "--time=1",
-            "--datadir",
-            &datadir,
-            "run",
-        ],
-        vec!["oltp", "read_only", "--datadir", &datadir, "cleanup"],
-        vec!["tpcc", "--datadir", &datadir, "-w", "1", "prepare"],
-        vec![
-            "tpcc",
-            "run",
-            "--datadir",
-            &datadir,
-            "-w",
-            "1",
-            "-c",
-            "1",
-            "-r",
-            "0",
-            "-l",
-            "1",
-            "-i",
-            "1",
-        ],
-        vec!["tpcc", "--datadir", &datadir, "check"],
-        vec!["tpcc", "--datadir", &datadir, "cleanup"],
-        vec!["mysqld", "status", "--datadir", &datadir],
-        vec!["mysqld", "init", "--datadir", &init],
-        vec!["disks"],
-        vec!["disks", "--json"],
-        vec!["daemon", "--help"],
-        vec!["leds", "test", "--backend", "console", "--seconds", "0.05"],
-        vec!["start", "--socket", "/nonexistent/spindle.sock"],
-        vec!["abort", "--socket", "/nonexistent/spindle.sock"],
-        vec![
-            "suite",
-            "--target",
-            &files,
-            "--profile",
-            "check",
-            "--dry-run",
-        ],
-        vec![
-            "suite",
-            "--target",
-            &files,
-            "--profile",
-            &profile,
-            "--out",
-            &bundle,
-        ],
-        vec!["report", "show", &bundle],
-        vec!["report", "html", &bundle, "-o", &html],
-        vec!["report", "compare", &bundle, &bundle],
+    // One command line per subcommand (paths from temporary directories hold no spaces).
+    let commands = [
+        "--help".to_string(),
+        format!("fileio --dir={files} --file-num=2 --file-total-size=4M prepare"),
+        format!("fileio --dir={files} --file-num=2 --file-total-size=4M --file-test-mode=rndrd --time=1 run"),
+        format!("fileio --dir={files} --file-num=2 cleanup"),
+        format!("oltp read_only --table-size=500 --datadir {datadir} prepare"),
+        format!("oltp read_only --table-size=500 --time=1 --datadir {datadir} run"),
+        format!("oltp read_only --datadir {datadir} cleanup"),
+        format!("tpcc --datadir {datadir} -w 1 prepare"),
+        format!("tpcc run --datadir {datadir} -w 1 -c 1 -r 0 -l 1 -i 1"),
+        format!("tpcc --datadir {datadir} check"),
+        format!("tpcc --datadir {datadir} cleanup"),
+        format!("mysqld status --datadir {datadir}"),
+        format!("mysqld init --datadir {init}"),
+        "disks".to_string(),
+        "disks --json".to_string(),
+        "daemon --help".to_string(),
+        "leds test --backend console --seconds 0.05".to_string(),
+        "start --socket /nonexistent/spindle.sock".to_string(),
+        "abort --socket /nonexistent/spindle.sock".to_string(),
+        format!("suite --target {files} --profile check --dry-run"),
+        format!("suite --target {files} --profile {profile} --out {bundle}"),
+        format!("report show {bundle}"),
+        format!("report html {bundle} -o {html}"),
+        format!("report compare {bundle} {bundle}"),
     ];
-    for args in commands {
+    for line in &commands {
+        let args: Vec<&str> = line.split_whitespace().collect();
         tokio::task::block_in_place(|| closed_stdout(&args));
     }
     // The suite ran to its end although nobody read its summary, and released its target.

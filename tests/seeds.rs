@@ -64,7 +64,7 @@ fn same_shape(out: &str, article: &str) {
     }
 }
 
-/// sysbench 1.0's OLTP report as seed 000 shows it (numbers cut off).
+/// sysbench 1.0's OLTP statistics as seed 000 shows them (numbers cut off).
 const OLTP_1_0: &str = "SQL statistics:
 queries performed:
 read:
@@ -74,29 +74,19 @@ total:
 transactions:
 queries:
 ignored errors:
-reconnects:
-General statistics:
-total time:
-total number of events:
-Latency (ms):
-min:
-avg:
-max:
-95th percentile:
-sum:
-Threads fairness:
-events (avg/stddev):
-execution time (avg/stddev):";
+reconnects:";
 
-/// sysbench 1.0's fileio report (spec §1.5; the articles show only 0.4's).
+/// sysbench 1.0's fileio statistics (spec §1.5; the articles show only 0.4's).
 const FILEIO_1_0: &str = "File operations:
 reads/s:
 writes/s:
 fsyncs/s:
 Throughput:
 read, MiB/s:
-written, MiB/s:
-General statistics:
+written, MiB/s:";
+
+/// What follows both in sysbench 1.0's report (seed 000).
+const GENERAL_1_0: &str = "General statistics:
 total time:
 total number of events:
 Latency (ms):
@@ -123,6 +113,31 @@ approx. 95 percentile:
 Threads fairness:
 events (avg/stddev):
 execution time (avg/stddev):";
+
+/// sysbench 0.4's fileio header as seeds 001–003 print it: `threads`, the files line (`128
+/// files, 400Mb each`), the total (`50Gb`), the random-request limit of random modes, the
+/// mode's words (`random r/w`), down to `Done.`.
+fn header_0_4(threads: u32, files: &str, total: &str, random: Option<u64>, doing: &str) -> String {
+    let random = match random {
+        Some(n) => format!(
+            "Number of random requests for random IO: {n}\nRead/Write ratio for combined random IO test: 1.50\n"
+        ),
+        None => String::new(),
+    };
+    format!(
+        "Number of threads: {threads}
+Extra file open flags: 0
+{files}
+{total} total file size
+Block size 16Kb
+{random}Periodic FSYNC enabled, calling fsync() each 100 requests.
+Calling fsync() at the end of test, Enabled.
+Using synchronous I/O mode
+Doing {doing} test
+Threads started!
+Done."
+    )
+}
 
 /// A server that also listens on TCP 127.0.0.1, as the articles' did, and an account the way
 /// seed 003 names it (`user`/`password`, database `tpcc`) beside spindle's own.
@@ -199,7 +214,7 @@ async fn seed_000_legacy_oltp_lines_run_as_pasted() {
         ("\u{2014}mysql-password=", &long_pass),
     ];
     let (out, _) = ok(run_in(dir.path(), &[], &pasted(run, &scale)));
-    same_shape(&out, OLTP_1_0);
+    same_shape(&out, &format!("{OLTP_1_0}\n{GENERAL_1_0}"));
     // 14 reads, 4 writes, 2 other per transaction, as the article's 486542/139012/69506.
     let count = |label: &str| -> u64 {
         let l = out
@@ -217,11 +232,18 @@ async fn seed_000_legacy_oltp_lines_run_as_pasted() {
     };
     let tx = count("transactions:");
     assert!(tx > 0, "{out}");
-    assert_eq!(
-        (count("read:"), count("other:")),
-        (14 * tx, 2 * tx),
+    // (A transaction restarted after a deadlock sends its statements again.)
+    assert!(
+        count("read:") >= 14 * tx && count("other:") >= 2 * tx,
         "{out}"
     );
+    if count("ignored errors:") == 0 {
+        assert_eq!(
+            (count("read:"), count("other:")),
+            (14 * tx, 2 * tx),
+            "{out}"
+        );
+    }
     assert!(
         out.contains("[ 1s ] thds: 4 tps: "),
         "--report-interval lines: {out}"
@@ -272,30 +294,27 @@ fn seed_001_fileio_lines_run_as_pasted() {
             && err.contains("--compat=0.4"),
         "{err}"
     );
-    same_shape(&out, FILEIO_1_0);
+    same_shape(&out, &format!("{FILEIO_1_0}\n{GENERAL_1_0}"));
 
     // With --compat=0.4: the article's report, its counts exactly (the 300 s never matter).
     let mut words = pasted(run, &scale);
     words.insert(0, "--compat=0.4".into());
     let (out, err) = ok(run_in(at, &[], &words));
     assert!(!err.contains("0.4 spellings"), "{err}");
+    same_shape(&out, "Running the test with following options:");
     same_shape(
         &out,
-        "Running the test with following options:
-Number of threads: 1
-Extra file open flags: 0
-128 files, 512Kb each
-64Mb total file size
-Block size 16Kb
-Number of random requests for random IO: 10000
-Read/Write ratio for combined random IO test: 1.50
-Periodic FSYNC enabled, calling fsync() each 100 requests.
-Calling fsync() at the end of test, Enabled.
-Using synchronous I/O mode
-Doing random r/w test
-Threads started!
-Done.
-Operations performed: 6000 Read, 4000 Write, 12800 Other = 22800 Total
+        &header_0_4(
+            1,
+            "128 files, 512Kb each",
+            "64Mb",
+            Some(10000),
+            "random r/w",
+        ),
+    );
+    same_shape(
+        &out,
+        "Operations performed: 6000 Read, 4000 Write, 12800 Other = 22800 Total
 Read 93.75Mb Written 62.5Mb Total transferred 156.25Mb",
     );
     same_shape(&out, FILEIO_0_4_TAIL);
@@ -325,32 +344,16 @@ fn seed_002_fileio_lines_run_as_their_header_implies() {
             &scale,
         ),
     ));
-    let head = |mode: &str| {
-        format!(
-            "Number of threads: 16
-Extra file open flags: 0
-128 files, 256Kb each
-32Mb total file size
-Block size 16Kb
-Number of random requests for random IO: 10000
-Read/Write ratio for combined random IO test: 1.50
-Periodic FSYNC enabled, calling fsync() each 100 requests.
-Calling fsync() at the end of test, Enabled.
-Using synchronous I/O mode
-Doing random {mode} test
-Threads started!
-Done."
-        )
-    };
+    let head = |mode: &str| header_0_4(16, "128 files, 256Kb each", "32Mb", Some(10000), mode);
     let run = "sysbench --test=fileio --file-total-size=20G --num-threads=16 --file-test-mode=rndrd --compat=0.4 run";
     let (out, _) = ok(run_in(at, &[], &pasted(run, &scale)));
-    same_shape(&out, &head("read"));
+    same_shape(&out, &head("random read"));
     same_shape(&out, "Operations performed: 10000 Read, 0 Write, 0 Other = 10000 Total\nRead 156.25Mb Written 0b Total transferred 156.25Mb");
     same_shape(&out, FILEIO_0_4_TAIL);
 
     let run = run.replace("rndrd", "rndwr");
     let (out, _) = ok(run_in(at, &[], &pasted(&run, &scale)));
-    same_shape(&out, &head("write"));
+    same_shape(&out, &head("random write"));
     // The article's 16 threads wrote 10001 blocks and synced 12807 times (0.4.8 let threads
     // overshoot); 0.4.12's rule: 10000 writes, a round of 128 fsyncs every 100 writes, the last
     // one at the limit (as seed 001's single thread shows: 12800).
@@ -392,7 +395,7 @@ async fn seed_003_fileio_and_tpcc_lines_run_as_pasted() {
         &out,
         "100 files, 816KiB each\n81600KiB total file size\nNumber of IO requests: 2000",
     );
-    same_shape(&out, FILEIO_1_0);
+    same_shape(&out, &format!("{FILEIO_1_0}\n{GENERAL_1_0}"));
     assert!(
         squeeze(&out).contains("total number of events: 2000"),
         "{out}"
@@ -404,23 +407,12 @@ async fn seed_003_fileio_and_tpcc_lines_run_as_pasted() {
         w
     };
     let (out, _) = ok(run_in(at, &[], &with_04(rndrw)));
+    let files = "100 files, 816Kb each";
     same_shape(
         &out,
-        "Number of threads: 8
-Extra file open flags: 0
-100 files, 816Kb each
-79.688Mb total file size
-Block size 16Kb
-Number of random requests for random IO: 2000
-Read/Write ratio for combined random IO test: 1.50
-Periodic FSYNC enabled, calling fsync() each 100 requests.
-Calling fsync() at the end of test, Enabled.
-Using synchronous I/O mode
-Doing random r/w test
-Threads started!
-Done.
-Operations performed:",
+        &header_0_4(8, files, "79.688Mb", Some(2000), "random r/w"),
     );
+    same_shape(&out, "Operations performed:");
     same_shape(&out, FILEIO_0_4_TAIL);
     // seqrd: 0.4 reads the whole set once, whatever --max-requests says (the article: 5 241 600
     // reads with --max-requests=1000000; here 100 files × 51 blocks).
@@ -428,7 +420,12 @@ Operations performed:",
     let (out, _) = ok(run_in(at, &[], &with_04(&seqrd)));
     same_shape(
         &out,
-        "100 files, 816Kb each\n79.688Mb total file size\nBlock size 16Kb\nPeriodic FSYNC enabled, calling fsync() each 100 requests.\nDoing sequential read test\nThreads started!\nDone.\nOperations performed: 5100 Read, 0 Write, 0 Other = 5100 Total\nRead 79.688Mb Written 0b Total transferred 79.688Mb",
+        &header_0_4(8, files, "79.688Mb", None, "sequential read"),
+    );
+    same_shape(
+        &out,
+        "Operations performed: 5100 Read, 0 Write, 0 Other = 5100 Total
+Read 79.688Mb Written 0b Total transferred 79.688Mb",
     );
     same_shape(&out, FILEIO_0_4_TAIL);
     ok(run_in(

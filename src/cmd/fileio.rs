@@ -115,18 +115,8 @@ fn run_step(
     };
     let partial = super::mark_partial(controller, &mut m, &planned);
     let result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
-    if let Some(path) = &args.save {
-        crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
-            .with_context(|| format!("--save: could not write '{}'", path.display()))?;
-    }
-    if json {
-        println!("{}", result.to_json_pretty());
-    } else {
-        print!("{}", text::fileio_report(&result, cfg));
-        if let Some(line) = partial {
-            println!("{line}");
-        }
-    }
+    let report = || text::fileio_report(&result, cfg);
+    super::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         anyhow::bail!("fileio run failed: {e}");
     }

@@ -100,6 +100,34 @@ pub(crate) fn mark_partial(
     Some(format!("PARTIAL: {note}"))
 }
 
+/// A run's result on its way out: the document to `--save PATH` (atomically), then to stdout —
+/// the JSON document, or `report` (the text report) and the `PARTIAL:` line of an interrupted
+/// run ([`mark_partial`]).
+pub(crate) fn show_result(
+    result: &crate::report::BenchResult,
+    json: bool,
+    report: impl FnOnce() -> String,
+    partial: Option<String>,
+    save: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    if let Some(path) = save {
+        crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
+            .with_context(|| format!("--save: could not write '{}'", path.display()))?;
+    }
+    if json {
+        out(&format!("{}\n", result.to_json_pretty()));
+    } else {
+        let mut text = report();
+        if let Some(line) = partial {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        out(&text);
+    }
+    Ok(())
+}
+
 /// Writes `text` to stdout as it is; a reader that went away is no error (the commands that
 /// keep running then, see `main.rs` on SIGPIPE, must not panic on it).
 pub(crate) fn out(text: &str) {

@@ -6,7 +6,7 @@ use crate::config::oltp::{config_from_args, parse_words, OltpCommand};
 use crate::engine::{Controller, Observer};
 use crate::report::oltp_text;
 use crate::report::{BenchResult, TestOptions};
-use anyhow::{bail, Context};
+use anyhow::bail;
 
 /// Prints progress lines and interval lines to stdout (text) or stderr (json).
 struct Printer {
@@ -95,24 +95,15 @@ fn run_step(
     };
     let partial = super::mark_partial(controller, &mut m, &planned);
     let result = BenchResult::new(TestOptions::Oltp(Box::new(cfg.clone())), m);
-    if json {
-        super::out(&format!("{}\n", result.to_json_pretty()));
-    } else {
+    let report = || {
         let mut text = String::new();
         if args.histogram {
             text.push_str(&oltp_text::histogram(&result));
         }
         text.push_str(&oltp_text::final_report(&result));
-        if let Some(line) = partial {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        super::out(&text);
-    }
-    if let Some(path) = &args.save {
-        crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
-            .with_context(|| format!("--save {}", path.display()))?;
-    }
+        text
+    };
+    super::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         let hint = if e.contains("not one of the errors that retry") {
             "; add its code to --mysql-ignore-errors to retry such transactions"

@@ -204,19 +204,8 @@ fn run_step(
     );
     let partial = super::mark_partial(controller, &mut m, &planned);
     let result = BenchResult::new(TestOptions::Tpcc(Box::new(cfg.clone())), m);
-    if json {
-        println!("{}", result.to_json_pretty());
-    } else {
-        print!("{}", text::final_report(&result, layout));
-        if let Some(line) = partial {
-            println!("{line}");
-        }
-        let _ = std::io::stdout().flush();
-    }
-    if let Some(path) = &args.save {
-        crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
-            .with_context(|| format!("--save: could not write '{}'", path.display()))?;
-    }
+    let report = || text::final_report(&result, layout);
+    super::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         bail!("the TPC-C run ended early: {e} (the report above covers the run up to the error)");
     }
