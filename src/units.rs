@@ -49,6 +49,55 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// A size as the user typed it (`81900M`) and the bytes it means: messages about it can then
+/// speak in the user's unit ([`in_unit_of`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypedSize {
+    pub bytes: u64,
+    pub text: String,
+}
+
+impl TypedSize {
+    /// Parses like [`parse_size`], keeping the text.
+    pub fn parse(text: &str) -> Result<TypedSize, String> {
+        Ok(TypedSize {
+            bytes: parse_size(text)?,
+            text: text.trim().to_string(),
+        })
+    }
+}
+
+/// `bytes` in the unit of `typed` (a size as the user wrote it: `80G`, `81900M`, `16384`), with
+/// the user's own suffix: whole when exact (`81920M`), else with up to two decimals (`819.2M`;
+/// three significant digits below one unit).
+pub fn in_unit_of(bytes: u64, typed: &str) -> String {
+    let t = typed.trim();
+    let suffix = &t[t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len())..];
+    let unit = match suffix.trim().to_ascii_lowercase().as_str() {
+        "k" | "kb" | "kib" => KIB,
+        "m" | "mb" | "mib" => MIB,
+        "g" | "gb" | "gib" => GIB,
+        "t" | "tb" | "tib" => TIB,
+        _ => 1,
+    };
+    let suffix = if unit == 1 { "" } else { suffix.trim() };
+    if bytes.is_multiple_of(unit) {
+        return format!("{}{suffix}", bytes / unit);
+    }
+    let v = bytes as f64 / unit as f64;
+    // Two decimals, or three significant digits below 1 (`0.000977G`, never `0G`).
+    let decimals = if v >= 1.0 {
+        2
+    } else {
+        (2 - v.log10().floor() as i32).clamp(2, 9) as usize
+    };
+    let v = format!("{v:.decimals$}");
+    let v = v.trim_end_matches('0').trim_end_matches('.');
+    format!("{v}{suffix}")
+}
+
 /// A byte count the way sysbench 1.0 prints it in headers: the largest binary unit that divides
 /// it exactly (`16MiB`, `16KiB`, `858993459B`).
 pub fn format_size_exact(bytes: u64) -> String {
@@ -127,6 +176,20 @@ mod tests {
             .contains("too large"));
         assert!(parse_size("-1").is_err());
         assert!(parse_size("1.2.3G").is_err());
+    }
+
+    #[test]
+    fn sizes_speak_in_the_unit_the_user_typed() {
+        assert_eq!(in_unit_of(80 << 30, "81900M"), "81920M");
+        assert_eq!(in_unit_of(858_993_459, "81900M"), "819.2M");
+        assert_eq!(in_unit_of(858_783_744, "81900M"), "819M");
+        assert_eq!(in_unit_of(80 << 30, "80G"), "80G");
+        assert_eq!(in_unit_of(3 << 29, "2g"), "1.5g");
+        assert_eq!(in_unit_of(1 << 20, "2GiB"), "0.000977GiB");
+        assert_eq!(in_unit_of(5000, "16384"), "5000");
+        let t = TypedSize::parse(" 81900M ").unwrap();
+        assert_eq!((t.bytes, t.text.as_str()), (81900 << 20, "81900M"));
+        assert!(TypedSize::parse("12Q").is_err());
     }
 
     #[test]

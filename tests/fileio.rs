@@ -511,6 +511,68 @@ fn bad_setups_give_clear_errors_and_leave_nothing_behind() {
 }
 
 #[test]
+fn a_larger_prepared_set_serves_the_run_and_a_smaller_one_is_refused_before_the_header() {
+    // Seed 003 prepares 80G and runs with --file-total-size=81900M; here 80M and 81900K.
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    ok(&spindle(
+        dir,
+        &["--file-num=4", "--file-total-size=80M", "prepare"],
+    ));
+    let run = |extra: &[&str]| {
+        let mut a = vec!["--file-test-mode=rndrw", "--events=200", "--time=5"];
+        a.extend_from_slice(extra);
+        a.push("run");
+        spindle(dir, &a)
+    };
+    let out = ok(&run(&["--file-num=4", "--file-total-size=81900K"]));
+    assert!(
+        out.contains("20475KiB each") && out.contains("total number of events:              200"),
+        "{out}"
+    );
+    // Fewer files than prepared, as sysbench allows.
+    ok(&run(&["--file-num=2", "--file-total-size=40M"]));
+
+    // Larger than prepared: refused before sysbench's header, in the unit typed.
+    let o = run(&["--file-num=4", "--file-total-size=82000K"]);
+    let e = err(&o);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !stdout.contains("Threads started!") && !stdout.contains("Extra file open flags"),
+        "refused before the header: {stdout}"
+    );
+    assert!(
+        e.contains("--file-total-size=82000K")
+            && e.contains("4 files of 20480K (81920K in all)")
+            && e.contains("at least 20500K each")
+            && e.contains("at most --file-num=4 --file-total-size=81920K"),
+        "{e}"
+    );
+    assert!(!e.contains("83886080"), "no byte counts: {e}");
+    // More files than prepared.
+    let e = err(&run(&["--file-num=5", "--file-total-size=80M"]));
+    assert!(
+        e.contains("--file-num=5") && e.contains("4 files of 20M"),
+        "{e}"
+    );
+
+    // Files without spindle's manifest (as sysbench leaves them) are checked file by file.
+    std::fs::remove_file(dir.join(".spindle-fileio.json")).unwrap();
+    let o = run(&["--file-num=4", "--file-total-size=1G"]);
+    let e = err(&o);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("Threads started!"));
+    assert!(
+        e.contains("test_file.0' is 0.0195G") && e.contains("at least 0.25G per file"),
+        "{e}"
+    );
+    let e = err(&run(&["--file-num=6", "--file-total-size=60M"]));
+    assert!(
+        e.contains("test_file.4") && e.contains("does not exist"),
+        "{e}"
+    );
+}
+
+#[test]
 fn read_only_directory_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let ro = d.path().join("ro");

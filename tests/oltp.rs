@@ -468,7 +468,8 @@ fn the_cli_takes_sysbench_style_words_and_booleans() {
     };
     assert!(a.histogram && a.skip_trx && !a.auto_inc);
     assert_eq!(a.words, vec!["run", "oltp_read_write"]);
-    let (w, cmd) = spindle::config::oltp::parse_words(&a.words).unwrap();
+    let words = spindle::config::oltp::parse_words(&a.words).unwrap();
+    let (w, cmd) = (words.workload, words.command);
     assert_eq!(
         (w, cmd),
         (Workload::ReadWrite, spindle::config::oltp::OltpCommand::Run)

@@ -412,14 +412,26 @@ fn sigterm_stops_cleanly_and_keeps_partial_results() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("interrupted by a signal during scratch oltp-point_select-t2"),
+        "{stderr}"
+    );
     let r = load(&out);
     assert_eq!(r.status, RunStatus::Aborted);
     let p = phase(&r, "scratch", "oltp-point_select-t2");
-    assert_eq!(p.status, PhaseStatus::Aborted);
+    assert_eq!(p.status, PhaseStatus::Interrupted, "{:?}", p.error);
     assert!(
         p.result.as_ref().is_some_and(|b| b.events > 0),
         "partial numbers kept"
     );
+    assert!(p.error.as_deref().unwrap_or("").contains("partial"));
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("during scratch oltp-point_select-t2 (2 later measurement(s) not made)"),
+        "the banner names the phase that was running: {summary}"
+    );
+    assert!(summary.contains("(interrupted: partial)"), "{summary}");
     assert_eq!(
         phase(&r, "scratch", "oltp-read_write-t2").status,
         PhaseStatus::Aborted
@@ -436,5 +448,61 @@ fn sigterm_stops_cleanly_and_keeps_partial_results() {
         std::fs::read_dir(&target).unwrap().count(),
         0,
         "work directory removed"
+    );
+}
+
+#[test]
+fn sigint_during_the_tpcc_load_marks_that_phase_interrupted_not_failed() {
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("scratch");
+    std::fs::create_dir(&target).unwrap();
+    let out = d.path().join("bundle");
+    let child = spawn_suite(&[&target], Path::new(&tiny_profile()), &out);
+    let sent = wait_for_phase(&out, "tpcc-prepare");
+    if sent {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        // SAFETY: signalling our own child, as Ctrl-C would.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(sent, "the TPC-C load never started");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted by a signal during scratch tpcc-prepare"),
+        "{stderr}"
+    );
+    let r = load(&out);
+    assert_eq!(r.status, RunStatus::Aborted);
+    let p = phase(&r, "scratch", "tpcc-prepare");
+    assert_eq!(p.status, PhaseStatus::Interrupted, "{:?}", p.error);
+    let why = p.error.as_deref().unwrap_or("");
+    assert!(
+        why.contains("interrupted") && !why.contains("prepare again"),
+        "{why}"
+    );
+    assert_eq!(
+        phase(&r, "scratch", "tpcc-w1-c2").status,
+        PhaseStatus::Aborted
+    );
+    assert_eq!(phase(&r, "scratch", "tpcc-cleanup").status, PhaseStatus::Ok);
+    assert_eq!(phase(&r, "scratch", "mysqld-stop").status, PhaseStatus::Ok);
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains(
+            "STOPPED on request (the button, Ctrl-C or SIGTERM) during scratch tpcc-prepare"
+        ),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("Failures:") && !summary.contains("prepare again"),
+        "an interrupted phase is no failure: {summary}"
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("during scratch tpcc-prepare"), "{stdout}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("during scratch tpcc-prepare"),
+        "report.html names it too"
     );
 }

@@ -1,6 +1,6 @@
 //! `spindle fileio` options: sysbench 1.0's, so a sysbench command line can be pasted.
 
-use super::{onoff, size, Format, Step};
+use super::{onoff, size, typed_size, Format, Step};
 
 /// `spindle fileio`: options as sysbench 1.0's, so a sysbench command line can be pasted.
 /// Booleans take `=on|off` (a bare `--validate` means on).
@@ -22,8 +22,8 @@ pub struct FileioArgs {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub file_block_size: Option<u64>,
     /// Total size of all files [default: 2G].
-    #[arg(long, value_name = "SIZE", value_parser = size)]
-    pub file_total_size: Option<u64>,
+    #[arg(long, value_name = "SIZE", value_parser = typed_size)]
+    pub file_total_size: Option<crate::units::TypedSize>,
     /// Test mode (required for run).
     #[arg(long, value_enum, value_name = "MODE")]
     pub file_test_mode: Option<crate::fileio::TestMode>,

@@ -13,7 +13,8 @@ pub use tpcc::TpccArgs;
 
 use clap::{Parser, Subcommand};
 
-/// spindle: disk benchmarks for MySQL-family databases (sysbench-compatible fileio and OLTP).
+/// spindle: disk benchmarks for MySQL-family databases (sysbench-compatible fileio and OLTP,
+/// tpcc-mysql-compatible TPC-C). The help's first line is Cargo.toml's description.
 #[derive(Debug, Parser)]
 #[command(name = "spindle", version, about, long_about = None)]
 pub struct Cli {
@@ -42,8 +43,8 @@ pub enum Command {
     Start(ControlArgs),
     /// Ask the running daemon to abort the run cleanly (like a long button press).
     Abort(ControlArgs),
-    /// Run the whole suite (fileio, then OLTP on a private server) on every eligible disk or on
-    /// the given directories, and write one results bundle.
+    /// Run the whole suite (fileio, then OLTP and TPC-C on a private server) on every eligible
+    /// disk or on the given directories, and write one results bundle.
     Suite(SuiteArgs),
     /// Read results back: show a bundle, rebuild its report.html, compare several runs.
     Report(ReportArgs),
@@ -68,13 +69,15 @@ pub struct SuiteArgs {
     /// Configuration file (see config/spindle.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
-    /// Bundle directory [default: ./spindle-results/<host>-<timestamp>/].
+    /// Bundle directory [default: ./spindle-results/<YYYYmmdd-HHMMSS>-<host>/ (UTC), or
+    /// <[suite] out>/<YYYYmmdd-HHMMSS>-<host>/ with --config].
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
     /// Read /sys, /proc and /dev under DIR (tests).
     #[arg(long, value_name = "DIR", default_value = "/", hide = true)]
     pub sysroot: std::path::PathBuf,
-    /// Show the plan and the disk verdicts, run nothing.
+    /// Show the targets and what would be done to each (its verdict: erased, reused, used in a
+    /// folder), the disks left out and why, and the phases per target; touch nothing.
     #[arg(long)]
     pub dry_run: bool,
 }
@@ -122,6 +125,11 @@ pub(crate) fn onoff(s: &str) -> Result<bool, String> {
 /// clap parser for sizes (`16K`, `2G`).
 pub(crate) fn size(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s)
+}
+
+/// clap parser for sizes whose spelling messages repeat (`--file-total-size=81900M`).
+pub(crate) fn typed_size(s: &str) -> Result<crate::units::TypedSize, String> {
+    crate::units::TypedSize::parse(s)
 }
 
 /// `spindle mysqld init|start|stop|status --datadir PATH`.

@@ -7,7 +7,13 @@ use super::onoff;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "WORKLOADS: read_write read_only write_only point_select update_index \
-    update_non_index insert delete legacy (also as oltp_read_write, oltp_read_write.lua, oltp.lua)\n\
+    update_non_index insert delete bulk_insert select_random_points select_random_ranges \
+    (also as oltp_read_write, oltp_read_write.lua, /usr/share/sysbench/bulk_insert.lua, …)\n\
+  sysbench 1.0's oltp_legacy scripts: legacy (oltp.lua) legacy_select (select.lua) \
+    legacy_simple (oltp_simple.lua) legacy_insert legacy_delete legacy_update_index \
+    legacy_update_non_index legacy_bulk_insert legacy_select_random_points \
+    legacy_select_random_ranges (also as …/oltp_legacy/NAME.lua); \
+    …/oltp_legacy/parallel_prepare.lua run = legacy prepare\n\
 COMMANDS: prepare run cleanup"
 )]
 pub struct OltpArgs {
@@ -71,6 +77,15 @@ pub struct OltpArgs {
     /// Accepted for 0.4-era command lines and ignored (the legacy script ignores it too).
     #[arg(long = "oltp-test-mode", hide = true)]
     pub oltp_test_mode: Option<String>,
+    /// select_random_points: values in the IN() list.
+    #[arg(long, default_value_t = 10)]
+    pub random_points: u32,
+    /// select_random_ranges: BETWEEN ranges per SELECT.
+    #[arg(long, default_value_t = 10)]
+    pub number_of_ranges: u32,
+    /// select_random_ranges: size of each BETWEEN range.
+    #[arg(long, default_value_t = 5, alias = "random-ranges-delta")]
+    pub delta: u32,
     /// Storage engine for CREATE TABLE.
     #[arg(long, default_value = "innodb", alias = "mysql-table-engine")]
     pub mysql_storage_engine: String,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 /// `spindle report show|html|compare`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  spindle report show spindle-results/pi-20250101-120000\n  spindle report html results.json -o /tmp/report.html\n  spindle report compare stick-a/spindle/run1 stick-b/spindle/run7 --baseline sda -o cmp.html --csv cmp.csv"
+    after_help = "Examples:\n  spindle report show spindle-results/20250101-120000-pi\n  spindle report html results.json -o /tmp/report.html\n  spindle report compare stick-a/spindle/run1 stick-b/spindle/run7 --baseline sda -o cmp.html --csv cmp.csv"
 )]
 pub struct ReportArgs {
     #[command(subcommand)]

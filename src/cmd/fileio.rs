@@ -26,21 +26,35 @@ impl Observer for Printer<'_> {
 }
 
 /// Says an engine error in the command line's words: the flag it is about in front
-/// (`--dir: directory … does not exist`), and for a file set that does not match, the flags to
-/// use and the commands to run.
-fn with_flag(e: anyhow::Error) -> anyhow::Error {
+/// (`--dir: directory … does not exist`), and for a file set that cannot serve the run, the sizes
+/// in the unit the user typed (`--file-total-size=81900M`) and what to do.
+fn with_flag(e: anyhow::Error, total_typed: &str) -> anyhow::Error {
     use fileio::FileioError::*;
+    let unit = |bytes: u64| crate::units::in_unit_of(bytes, total_typed);
     match fileio::error::find(&e) {
-        Some(SetMismatch {
+        Some(SetTooSmall {
             dir,
             prepared_num,
             prepared_size,
             num,
-            total,
+            file_size,
         }) => anyhow::anyhow!(
-            "the files in '{}' were prepared with --file-num={prepared_num} --file-total-size={}, but this run asks for --file-num={num} --file-total-size={total}: run with the prepared values, or run `spindle fileio cleanup` and prepare again",
+            "--file-total-size: the files in '{}' were prepared as {prepared_num} files of {} ({} in all), but --file-num={num} --file-total-size={total_typed} needs {num} files of at least {} each: run with at most --file-num={prepared_num} --file-total-size={}, or run `spindle fileio cleanup` and prepare the larger set",
             dir.display(),
-            *prepared_num as u64 * prepared_size
+            unit(*prepared_size),
+            unit(*prepared_size * *prepared_num as u64),
+            unit(*file_size),
+            unit(*prepared_size * *prepared_num as u64),
+        ),
+        Some(FileTooShort {
+            path,
+            len,
+            expected,
+        }) => anyhow::anyhow!(
+            "--file-total-size: '{}' is {}, but --file-total-size={total_typed} needs at least {} per file: run with the size the files were prepared with, or prepare them again with this one",
+            path.display(),
+            unit(*len),
+            unit(*expected),
         ),
         Some(NotChecksummed(dir)) => anyhow::anyhow!(
             "--validate needs checksummed files, but the files in '{}' were prepared (or last written) without --validate: run `spindle fileio cleanup`, then `spindle fileio --validate prepare`",
@@ -55,7 +69,11 @@ fn with_flag(e: anyhow::Error) -> anyhow::Error {
 }
 
 pub fn run(args: FileioArgs) -> anyhow::Result<i32> {
-    execute(args).map_err(with_flag)
+    let total_typed = match &args.file_total_size {
+        Some(t) => t.text.clone(),
+        None => "2G".to_string(),
+    };
+    execute(args).map_err(|e| with_flag(e, &total_typed))
 }
 
 fn execute(args: FileioArgs) -> anyhow::Result<i32> {
@@ -66,42 +84,41 @@ fn execute(args: FileioArgs) -> anyhow::Result<i32> {
     let json = args.format == Some(Format::Json);
     let printer = Printer { cfg: &cfg, json };
     let controller = Controller::on_signals();
-    match step {
-        Step::Prepare => {
-            fileio::prepare(&cfg, &controller, &printer)?;
-            Ok(0)
-        }
-        Step::Cleanup => {
-            fileio::cleanup(&cfg, &printer)?;
-            Ok(0)
-        }
-        Step::Run => {
-            let mode = cfg.test_mode.context(
-                "--file-test-mode is required for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
-            )?;
-            if !json {
-                print!("{}", text::fileio_header(&cfg, mode));
-                let _ = std::io::stdout().flush();
-            }
-            let m = fileio::run(&cfg, &controller, &printer)?;
-            let result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
-            if let Some(path) = &args.save {
-                crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
-                    .with_context(|| format!("--save: could not write '{}'", path.display()))?;
-            }
-            if json {
-                println!("{}", result.to_json_pretty());
-            } else {
-                print!("{}", text::fileio_report(&result, &cfg));
-            }
-            if let Some(e) = &result.error {
-                anyhow::bail!("fileio run failed: {e}");
-            }
-            if controller.stop_requested() {
-                eprintln!("spindle: interrupted; the report covers the events completed before the signal");
-                return Ok(130);
-            }
-            Ok(0)
-        }
+    let result = match step {
+        Step::Prepare => fileio::prepare(&cfg, &controller, &printer).map(|_| 0),
+        Step::Cleanup => fileio::cleanup(&cfg, &printer).map(|_| 0),
+        Step::Run => run_step(&args, &cfg, &controller, &printer, json),
+    };
+    super::exit_code(&controller, result)
+}
+
+fn run_step(
+    args: &FileioArgs,
+    cfg: &FileioConfig,
+    controller: &Controller,
+    printer: &Printer,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let mode = cfg.test_mode.context(
+        "--file-test-mode is required for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
+    )?;
+    // A file set that cannot serve the run is refused before sysbench's header.
+    fileio::check_run(cfg, mode)?;
+    if !json {
+        print!("{}", text::fileio_header(cfg, mode));
+        let _ = std::io::stdout().flush();
     }
+    let mut m = fileio::run(cfg, controller, printer)?;
+    let planned = match (cfg.time_limit, cfg.events) {
+        (Some(t), _) => format!(" of --time={}", t.as_secs()),
+        (None, n) => format!(" (--events={n})"),
+    };
+    let partial = super::mark_partial(controller, &mut m, &planned);
+    let result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
+    let report = || text::fileio_report(&result, cfg);
+    super::show_result(&result, json, report, partial, args.save.as_deref())?;
+    if let Some(e) = &result.error {
+        anyhow::bail!("fileio run failed: {e}");
+    }
+    Ok(0)
 }

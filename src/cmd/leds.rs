@@ -14,10 +14,10 @@ pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
     let stop = crate::engine::Controller::on_signals();
     crate::status::indicator::install_panic_hook();
     let mut ind = open_indicator(&settings.status)?;
-    println!(
-        "LED test on the {} backend; Ctrl-C stops it.",
+    super::out(&format!(
+        "LED test on the {} backend; Ctrl-C stops it.\n",
         ind.backend()
-    );
+    ));
     for p in Pattern::all() {
         if stop.stop_requested() {
             break;

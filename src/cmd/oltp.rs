@@ -6,8 +6,7 @@ use crate::config::oltp::{config_from_args, parse_words, OltpCommand};
 use crate::engine::{Controller, Observer};
 use crate::report::oltp_text;
 use crate::report::{BenchResult, TestOptions};
-use anyhow::{bail, Context};
-use std::io::Write;
+use anyhow::bail;
 
 /// Prints progress lines and interval lines to stdout (text) or stderr (json).
 struct Printer {
@@ -28,7 +27,11 @@ impl Observer for Printer {
 
 /// Runs `spindle oltp ...`; returns the exit code.
 pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
-    let (workload, command) = parse_words(&args.words)?;
+    let words = parse_words(&args.words)?;
+    let (workload, command) = (words.workload, words.command);
+    if let Some(note) = &words.note {
+        eprintln!("{note}");
+    }
     let json = match args.format.as_str() {
         "text" => false,
         "json" => true,
@@ -43,65 +46,73 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
         percentile: cfg.percentile,
     };
     let controller = Controller::on_signals();
-    match command {
+    let result = match command {
         OltpCommand::Prepare => {
             if !json {
-                println!(
-                    "spindle {} (sysbench 1.0 compatible)\n",
+                super::out(&format!(
+                    "spindle {} (sysbench 1.0 compatible)\n\n",
                     crate::version::VERSION
-                );
+                ));
             }
-            let summary = crate::oltp::prepare(&cfg, &controller, &printer)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&summary)?);
-            }
-            Ok(0)
+            crate::oltp::prepare(&cfg, &controller, &printer).and_then(|summary| {
+                if json {
+                    super::out(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
+                }
+                Ok(0)
+            })
         }
         OltpCommand::Cleanup => {
             if !json {
-                println!(
-                    "spindle {} (sysbench 1.0 compatible)\n",
+                super::out(&format!(
+                    "spindle {} (sysbench 1.0 compatible)\n\n",
                     crate::version::VERSION
-                );
+                ));
             }
-            crate::oltp::cleanup(&cfg, &printer)?;
-            Ok(0)
+            crate::oltp::cleanup(&cfg, &printer).map(|()| 0)
         }
-        OltpCommand::Run => {
-            if !json {
-                print!(
-                    "{}",
-                    oltp_text::run_header(cfg.threads, cfg.report_interval_s, cfg.rand.seed)
-                );
-                println!();
-                let _ = std::io::stdout().flush();
-            }
-            let m = crate::oltp::run(&cfg, &controller, &printer)?;
-            let result = BenchResult::new(TestOptions::Oltp(Box::new(cfg.clone())), m);
-            if json {
-                println!("{}", result.to_json_pretty());
-            } else {
-                let mut text = String::new();
-                if args.histogram {
-                    text.push_str(&oltp_text::histogram(&result));
-                }
-                text.push_str(&oltp_text::final_report(&result));
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-            }
-            if let Some(path) = &args.save {
-                crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
-                    .with_context(|| format!("--save {}", path.display()))?;
-            }
-            if let Some(e) = &result.error {
-                let hint = if e.contains("not one of the errors that retry") {
-                    "; add its code to --mysql-ignore-errors to retry such transactions"
-                } else {
-                    ""
-                };
-                bail!("the OLTP run ended early: {e}{hint} (the report above covers the run up to the error)");
-            }
-            Ok(0)
-        }
+        OltpCommand::Run => run_step(args, &cfg, &controller, &printer, json),
+    };
+    super::exit_code(&controller, result)
+}
+
+fn run_step(
+    args: &OltpArgs,
+    cfg: &crate::oltp::OltpConfig,
+    controller: &Controller,
+    printer: &Printer,
+    json: bool,
+) -> anyhow::Result<i32> {
+    if !json {
+        super::out(&format!(
+            "{}\n",
+            oltp_text::run_header(cfg.threads, cfg.report_interval_s, cfg.rand.seed)
+        ));
     }
+    let mut m = crate::oltp::run(cfg, controller, printer)?;
+    let planned = match (cfg.time_s, cfg.events) {
+        (0, n) => format!(" (--events={n})"),
+        (t, _) => format!(" of --time={t}"),
+    };
+    let partial = super::mark_partial(controller, &mut m, &planned);
+    let result = BenchResult::new(TestOptions::Oltp(Box::new(cfg.clone())), m);
+    let report = || {
+        let mut text = String::new();
+        if args.histogram {
+            text.push_str(&oltp_text::histogram(&result));
+        }
+        text.push_str(&oltp_text::final_report(&result));
+        text
+    };
+    super::show_result(&result, json, report, partial, args.save.as_deref())?;
+    if let Some(e) = &result.error {
+        let hint = if e.contains("not one of the errors that retry") {
+            "; add its code to --mysql-ignore-errors to retry such transactions"
+        } else {
+            ""
+        };
+        bail!(
+            "the OLTP run ended early: {e}{hint} (the report above covers the run up to the error)"
+        );
+    }
+    Ok(0)
 }

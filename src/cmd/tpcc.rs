@@ -140,15 +140,13 @@ fn execute(args: TpccArgs) -> anyhow::Result<i32> {
     }
     let printer = Printer { json, layout };
     let controller = Controller::on_signals();
-    match command {
+    let result = match command {
         TpccCommand::Prepare => prepare(&cfg, &controller, &printer, json),
         TpccCommand::Run => run_step(&args, &cfg, &controller, &printer, json, layout),
         TpccCommand::Check => check(&args, &cfg, &controller, &printer, json),
-        TpccCommand::Cleanup => {
-            tpcc::cleanup(&cfg, &printer)?;
-            Ok(0)
-        }
-    }
+        TpccCommand::Cleanup => tpcc::cleanup(&cfg, &printer).map(|_| 0),
+    };
+    super::exit_code(&controller, result)
 }
 
 fn prepare(
@@ -194,29 +192,22 @@ fn run_step(
         let _ = std::io::stdout().flush();
     }
     let log = files.clone().map(|f| f as Arc<dyn TransactionLog>);
-    let m = tpcc::run_logged(cfg, controller, printer, log)?;
+    let mut m = tpcc::run_logged(cfg, controller, printer, log)?;
     if let Some(f) = &files {
         f.flush()?;
     }
+    let planned = format!(
+        " of {} s (--rampup {} s + --time {} s)",
+        cfg.rampup_s + cfg.measured_s(),
+        cfg.rampup_s,
+        cfg.measured_s()
+    );
+    let partial = super::mark_partial(controller, &mut m, &planned);
     let result = BenchResult::new(TestOptions::Tpcc(Box::new(cfg.clone())), m);
-    if json {
-        println!("{}", result.to_json_pretty());
-    } else {
-        print!("{}", text::final_report(&result, layout));
-        let _ = std::io::stdout().flush();
-    }
-    if let Some(path) = &args.save {
-        crate::sys::fs::write_atomic(path, result.to_json_pretty().as_bytes())
-            .with_context(|| format!("--save: could not write '{}'", path.display()))?;
-    }
+    let report = || text::final_report(&result, layout);
+    super::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         bail!("the TPC-C run ended early: {e} (the report above covers the run up to the error)");
-    }
-    if controller.stop_requested() {
-        eprintln!(
-            "spindle: interrupted; the report covers the transactions completed before the signal"
-        );
-        return Ok(130);
     }
     Ok(0)
 }

@@ -32,7 +32,7 @@ pub fn from_args(a: &FileioArgs) -> anyhow::Result<FileioConfig> {
         dir,
         file_num: a.file_num.unwrap_or(d.file_num),
         block_size: a.file_block_size.unwrap_or(d.block_size),
-        total_size: a.file_total_size.unwrap_or(d.total_size),
+        total_size: a.file_total_size.as_ref().map_or(d.total_size, |t| t.bytes),
         test_mode: a.file_test_mode,
         io_mode: a.file_io_mode.unwrap_or(IoMode::Sync),
         extra_flags: match &a.file_extra_flags {

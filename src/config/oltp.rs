@@ -14,10 +14,28 @@ pub enum OltpCommand {
     Cleanup,
 }
 
+/// The workload and the command found among the positional words, and a line to print when the
+/// words mean something other than they say (`parallel_prepare.lua run` prepares).
+#[derive(Debug)]
+pub struct Words {
+    pub workload: Workload,
+    pub command: OltpCommand,
+    pub note: Option<String>,
+}
+
+/// `oltp_legacy/parallel_prepare.lua`: in sysbench 1.0 its `run` creates and loads the legacy
+/// tables from every thread — spindle's legacy `prepare`, which loads table i on thread
+/// (i−1) mod --threads.
+fn is_parallel_prepare(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    base.strip_suffix(".lua").unwrap_or(base) == "parallel_prepare"
+}
+
 /// The workload and the command found among the positional words.
-pub fn parse_words(words: &[String]) -> anyhow::Result<(Workload, OltpCommand)> {
+pub fn parse_words(words: &[String]) -> anyhow::Result<Words> {
     let mut workload = None;
     let mut command = None;
+    let mut parallel_prepare = false;
     for w in words {
         let cmd = match w.as_str() {
             "prepare" => Some(OltpCommand::Prepare),
@@ -25,28 +43,47 @@ pub fn parse_words(words: &[String]) -> anyhow::Result<(Workload, OltpCommand)> 
             "cleanup" => Some(OltpCommand::Cleanup),
             _ => None,
         };
+        let wl = if is_parallel_prepare(w) {
+            parallel_prepare = true;
+            Some(Workload::Legacy)
+        } else {
+            Workload::parse(w)
+        };
         if let Some(c) = cmd {
             if command.replace(c).is_some() {
                 bail!("more than one command given ('{w}'): use one of prepare, run, cleanup");
             }
-        } else if let Some(wl) = Workload::parse(w) {
+        } else if let Some(wl) = wl {
             if workload.replace(wl).is_some() {
                 bail!("more than one workload given ('{w}')");
             }
         } else {
             bail!(
                 "'{w}' is neither a workload (read_write, read_only, write_only, point_select, \
-                 update_index, update_non_index, insert, delete, legacy) nor a command \
-                 (prepare, run, cleanup)"
+                 update_index, update_non_index, insert, delete, bulk_insert, \
+                 select_random_points, select_random_ranges, legacy, legacy_select, … — see \
+                 `spindle oltp --help`) nor a command (prepare, run, cleanup)"
             );
         }
     }
     let workload = workload.context(
         "no workload given: name one, e.g. `spindle oltp read_write --tables=4 prepare`",
     )?;
-    let command =
+    let mut command =
         command.context("no command given: add prepare, run or cleanup after the workload")?;
-    Ok((workload, command))
+    let mut note = None;
+    if parallel_prepare && command == OltpCommand::Run {
+        command = OltpCommand::Prepare;
+        note = Some(
+            "spindle: parallel_prepare.lua run creates and loads the legacy tables: spindle runs its legacy prepare (table i on thread (i-1) mod --threads)"
+                .to_string(),
+        );
+    }
+    Ok(Words {
+        workload,
+        command,
+        note,
+    })
 }
 
 /// Builds the engine config from the command line (without `--datadir` resolution).
@@ -93,6 +130,9 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         storage_engine: args.mysql_storage_engine.clone(),
         legacy_read_only: args.oltp_read_only,
         legacy_write_only: args.oltp_write_only,
+        random_points: args.random_points,
+        number_of_ranges: args.number_of_ranges,
+        delta: args.delta,
         rand: crate::oltp::RandConfig {
             kind,
             spec_iter: args.rand_spec_iter,
@@ -182,14 +222,19 @@ mod tests {
         w.iter().map(|s| s.to_string()).collect()
     }
 
+    fn pair(w: &[&str]) -> (Workload, OltpCommand) {
+        let p = parse_words(&words(w)).unwrap();
+        (p.workload, p.command)
+    }
+
     #[test]
     fn words_in_any_order() {
         assert_eq!(
-            parse_words(&words(&["run", "oltp_read_only"])).unwrap(),
+            pair(&["run", "oltp_read_only"]),
             (Workload::ReadOnly, OltpCommand::Run)
         );
         assert_eq!(
-            parse_words(&words(&["legacy", "prepare"])).unwrap(),
+            pair(&["legacy", "prepare"]),
             (Workload::Legacy, OltpCommand::Prepare)
         );
         let e = parse_words(&words(&["run"])).unwrap_err().to_string();
@@ -198,5 +243,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("'go'"), "{e}");
+    }
+
+    #[test]
+    fn parallel_prepare_run_is_the_legacy_prepare() {
+        let script = "/usr/share/sysbench/tests/include/oltp_legacy/parallel_prepare.lua";
+        let p = parse_words(&words(&[script, "run"])).unwrap();
+        assert_eq!(
+            (p.workload, p.command),
+            (Workload::Legacy, OltpCommand::Prepare)
+        );
+        assert!(p.note.unwrap().contains("legacy prepare"));
+        let p = parse_words(&words(&[script, "cleanup"])).unwrap();
+        assert_eq!((p.command, p.note), (OltpCommand::Cleanup, None));
+        assert_eq!(
+            pair(&["oltp_legacy/select.lua", "run"]),
+            (Workload::LegacySelect, OltpCommand::Run)
+        );
     }
 }

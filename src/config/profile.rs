@@ -495,9 +495,11 @@ fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
     let parse = |key: &'static str, list: &[String]| {
         list.iter()
             .map(|w| {
-                Workload::parse(w).ok_or_else(|| {
-                    (key, format!("unknown workload '{w}': use read_write, read_only, write_only, point_select, update_index, update_non_index, insert, delete or legacy"))
-                })
+                match Workload::parse(w) {
+                    None => Err((key, format!("unknown workload '{w}': use read_write, read_only, write_only, point_select, update_index, update_non_index, insert, delete, select_random_points, select_random_ranges, legacy or another oltp_legacy script (legacy_select, …; see `spindle oltp --help`)"))),
+                    Some(b) if b.bulk_table(0).is_some() => Err((key, format!("'{w}' makes its own two-column tables (sbtest1..N, one per thread) and cannot share the suite's OLTP data set: run it with `spindle oltp {w}`"))),
+                    Some(wl) => Ok(wl),
+                }
             })
             .collect::<Result<Vec<_>, _>>()
     };

@@ -9,7 +9,9 @@
 //! found through its eventpoll instances in /proc/self/fdinfo (tokio 1.4x creates two per
 //! runtime). A query then costs write + epoll_wait + read. If anything looks unexpected the
 //! tuning is skipped; correctness never depends on it. `--keep-write-wakeups` (hidden) turns it
-//! off for A/B runs.
+//! off for A/B runs. bulk_insert's requests are not tiny (multi-row INSERTs of 512 KiB fill the
+//! socket buffer and must wait for it to drain), so its runs keep the wake-ups
+//! (`OltpConfig::drops_write_wakeups`).
 //!
 //! Tried and dropped: switching the socket to blocking mode and reading with plain read(2)
 //! past the reactor (write + read per query, like sysbench's recv). It cut the syscalls per

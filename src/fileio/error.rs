@@ -24,13 +24,14 @@ pub enum FileioError {
         dir: PathBuf,
         avail: u64,
     },
-    #[error("the files in '{dir}' were prepared as {prepared_num} files of {prepared_size} bytes ({} in all), but this run asks for {num} files and {total} bytes in all: run with the prepared values, or clean up and prepare again", *prepared_num as u64 * *prepared_size)]
-    SetMismatch {
+    #[error("the files in '{dir}' were prepared as {prepared_num} files of {prepared_size} bytes, but this run needs {num} files of at least {file_size} bytes each: run with at most the prepared number and size, or clean up and prepare again")]
+    SetTooSmall {
         dir: PathBuf,
         prepared_num: u32,
         prepared_size: u64,
         num: u32,
-        total: u64,
+        /// Bytes per file the run addresses.
+        file_size: u64,
     },
     #[error("file '{path}' is {len} bytes, but at least {expected} are expected: prepare the files with the same number and total size first")]
     FileTooShort {
@@ -78,7 +79,7 @@ impl FileioError {
             DirMissing(_) | DirUnreadable(..) | NotADirectory(_) | ReadOnly(_) | NotWritable(_)
             | OpenReadOnly(_) | OpenDenied(_) => "dir",
             NoSpace { .. } => "file-total-size",
-            SetMismatch { .. } | FileTooShort { .. } | FileMissing(_) => "file-total-size",
+            SetTooSmall { .. } | FileTooShort { .. } | FileMissing(_) => "file-total-size",
             NotChecksummed(_) => "validate",
             ValidateBlockSize { .. } => "file-block-size",
             DirectAlignment { .. } | DirectUnsupported(_) => "file-extra-flags",

@@ -11,8 +11,10 @@
 //! * Periodic fsync: when `fsync_freq` ≠ 0, a write has dirtied the set and the request
 //!   counter is a multiple of `fsync_freq`, the next `file_num` events are one fsync per file
 //!   (the counter does not advance meanwhile). Sequential modes only check before writes.
-//! * Limits: 1.0 counts every event against `--events`; 0.4 counts I/O requests and, when the
-//!   limit (or the single pass) is reached, emits one fsync per file for write modes, then stops.
+//! * Limits: 1.0 counts every event against `--events`; 0.4 counts I/O requests of random modes
+//!   and, when the limit (or the single pass) is reached, emits one fsync per file for write
+//!   modes, then stops. 0.4's sequential modes ignore the limit (only `file_get_rnd_request`
+//!   checks it): seed 003's seqrd with `--max-requests=1000000` read all 5 241 600 blocks.
 //! * `--validate` in random modes: a block some worker is reading or writing is not handed out
 //!   again until it is released (sysbench re-draws); when every block is busy the worker is told
 //!   to wait ([`Request::Busy`]) instead of spinning here with the lock held.
@@ -129,7 +131,11 @@ impl Generator {
             self.finished = true;
             return Request::Stop;
         }
-        if self.compat == Compat::V0_4 && self.limit > 0 && self.req_performed >= self.limit {
+        if self.compat == Compat::V0_4
+            && self.limit > 0
+            && self.req_performed >= self.limit
+            && self.mode.is_random()
+        {
             return self.begin_final_round();
         }
         let req = if self.mode.is_random() {
@@ -454,6 +460,20 @@ mod tests {
             .count();
         assert_eq!(g.requests(), 150);
         assert_eq!(fsyncs, 4 + 4, "one periodic round at 100, one final round");
+    }
+
+    #[test]
+    fn the_0_4_request_limit_leaves_sequential_modes_to_their_single_pass() {
+        let c4 = FileioConfig {
+            events: 10,
+            compat: Compat::V0_4,
+            ..cfg(TestMode::Seqrd)
+        };
+        let mut g = Generator::new(&c4, TestMode::Seqrd);
+        let reqs = drive(&mut g, 10_000);
+        let per_pass = c4.file_num as u64 * c4.file_size().div_ceil(c4.block_size);
+        assert_eq!(reqs.len() as u64, per_pass + 1, "one whole pass, then Stop");
+        assert_eq!(*reqs.last().unwrap(), Request::Stop);
     }
 
     #[test]

@@ -91,29 +91,37 @@ pub fn check_backlog(cfg: &FileioConfig, mode: TestMode) -> Result<(), FileioErr
     Ok(())
 }
 
-/// Checks before a run: the directory, the manifest of the prepared set, O_DIRECT alignment,
-/// the async backlog.
-pub(crate) fn check_run(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()> {
+/// Checks before a run: the directory, the prepared set, O_DIRECT alignment, the async
+/// backlog. Cheap (no file is opened), so the CLI calls it before it prints sysbench's header.
+///
+/// A prepared set serves the run when it has at least the run's files, each at least the size
+/// the run addresses — as sysbench, which only checks that every file it opens is long enough
+/// (seed 003 prepares 80G and runs with 81900M). Only a set that cannot serve the run is refused.
+pub fn check_run(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()> {
     if cfg.io_mode == IoMode::Async {
         check_backlog(cfg, mode)?;
     }
     check_dir(cfg, mode.writes())?;
-    if let Some(m) = Manifest::load(&cfg.dir)? {
-        if mode != TestMode::Seqwr && (m.file_num != cfg.file_num || m.file_size != cfg.file_size())
-        {
-            return Err(FileioError::SetMismatch {
-                dir: cfg.dir.clone(),
-                prepared_num: m.file_num,
-                prepared_size: m.file_size,
-                num: cfg.file_num,
-                total: cfg.total_size,
+    let manifest = Manifest::load(&cfg.dir)?;
+    if mode != TestMode::Seqwr {
+        if let Some(m) = &manifest {
+            if m.file_num < cfg.file_num || m.file_size < cfg.file_size() {
+                return Err(FileioError::SetTooSmall {
+                    dir: cfg.dir.clone(),
+                    prepared_num: m.file_num,
+                    prepared_size: m.file_size,
+                    num: cfg.file_num,
+                    file_size: cfg.file_size(),
+                }
+                .into());
             }
-            .into());
         }
+        check_files(cfg)?;
+    }
+    if let Some(m) = &manifest {
         if cfg.validate
             && !m.validate
-            && mode != TestMode::Seqwr
-            && !matches!(mode, TestMode::Seqrewr | TestMode::Rndwr)
+            && !matches!(mode, TestMode::Seqwr | TestMode::Seqrewr | TestMode::Rndwr)
         {
             return Err(FileioError::NotChecksummed(cfg.dir.clone()).into());
         }
@@ -135,6 +143,35 @@ pub(crate) fn check_run(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()
                 lbs,
             }
             .into());
+        }
+    }
+    Ok(())
+}
+
+/// Every file the run opens exists and is at least as long as the run addresses (also for
+/// files sysbench prepared, which have no manifest).
+fn check_files(cfg: &FileioConfig) -> anyhow::Result<()> {
+    let file_size = cfg.file_size();
+    for i in 0..cfg.file_num {
+        let path = cfg.file_path(i);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.len() < file_size => {
+                return Err(FileioError::FileTooShort {
+                    path,
+                    len: m.len(),
+                    expected: file_size,
+                }
+                .into())
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(FileioError::FileMissing(path).into())
+            }
+            Err(e) => {
+                return Err(
+                    anyhow::Error::from(e).context(format!("could not stat '{}'", path.display()))
+                )
+            }
         }
     }
     Ok(())

@@ -20,17 +20,19 @@
 //! - Same PRNG and distributions, seeded differently: `--rand-seed` makes spindle repeatable but
 //!   does not reproduce sysbench's exact sequence.
 
+mod events;
 mod numbers;
 mod prepare;
 pub mod rand;
 mod run;
+mod script;
 mod workload;
 
 pub use crate::db::{ConnectionConfig, IgnoreErrors};
 pub use prepare::{cleanup, prepare, PrepareSummary};
 pub use rand::{RandConfig, RandType};
 pub use run::run;
-pub use workload::Workload;
+pub use script::Workload;
 
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +87,16 @@ pub struct OltpConfig {
     pub legacy_read_only: bool,
     /// legacy only (`--oltp-write-only`): skip the SELECTs.
     pub legacy_write_only: bool,
+    /// select_random_points (`--random-points`): values in the `IN (…)` list.
+    #[serde(default = "ten")]
+    pub random_points: u32,
+    /// select_random_ranges (`--number-of-ranges`): `BETWEEN` ranges per SELECT.
+    #[serde(default = "ten")]
+    pub number_of_ranges: u32,
+    /// select_random_ranges (`--delta`, the legacy script's `--random-ranges-delta`): width of
+    /// each range.
+    #[serde(default = "five")]
+    pub delta: u32,
     /// `--rand-*`.
     pub rand: RandConfig,
     /// `--threads`: client connections (and prepare's parallelism).
@@ -139,6 +151,9 @@ impl Default for OltpConfig {
             storage_engine: "innodb".into(),
             legacy_read_only: false,
             legacy_write_only: false,
+            random_points: 10,
+            number_of_ranges: 10,
+            delta: 5,
             rand: RandConfig::default(),
             threads: 1,
             time_s: 10,
@@ -166,6 +181,12 @@ impl OltpConfig {
         }
         if self.tables == 0 {
             return fail("tables", "must be at least 1");
+        }
+        if self.tables > 1 && self.workload.single_table() && !self.workload.legacy_schema() {
+            return fail(
+                "tables",
+                "this benchmark does not support --tables > 1 (it works on sbtest1 only, as sysbench's script)",
+            );
         }
         if self.time_s == 0 && self.events == 0 {
             return fail(
@@ -208,8 +229,32 @@ impl OltpConfig {
             .map_err(|(opt, msg)| anyhow::anyhow!("--{opt}: {msg}"))
     }
 
+    /// The tables `sbtest1..N` prepare makes and cleanup drops: one for select_random_points
+    /// and select_random_ranges (the legacy scripts set `oltp_tables_count = 1` themselves).
+    pub fn tables_used(&self) -> u32 {
+        if self.workload.single_table() {
+            1
+        } else {
+            self.tables
+        }
+    }
+
+    /// Whether the run drops the sockets' writable wake-ups (`db::sockets`): not for the
+    /// bulk-insert scripts, whose 512 KiB INSERTs fill the socket buffer and need them.
+    pub fn drops_write_wakeups(&self) -> bool {
+        self.skip_write_wakeups && self.workload.bulk_table(0).is_none()
+    }
+
     /// The test name used in result documents (`oltp_read_write`, …, `oltp_legacy`).
     pub fn test_name(&self) -> String {
         format!("oltp_{}", self.workload.name())
     }
+}
+
+fn ten() -> u32 {
+    10
+}
+
+fn five() -> u32 {
+    5
 }

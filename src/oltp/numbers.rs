@@ -112,7 +112,7 @@ pub(super) fn build_result(
     if cfg.ps_mode == super::PsMode::Disable {
         notes.push("prepared statements off: statements sent as SQL text".into());
     }
-    if cfg.skip_write_wakeups {
+    if cfg.drops_write_wakeups() {
         notes.push(format!(
             "writable wake-ups dropped on {} client sockets (one wake-up per query instead of two)",
             shared.tuned_sockets.load(Relaxed)

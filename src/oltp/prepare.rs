@@ -38,7 +38,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// The CREATE TABLE sysbench sends for table `n`.
 pub(crate) fn create_table_sql(cfg: &OltpConfig, n: u32) -> String {
-    let legacy = cfg.workload == Workload::Legacy;
+    let legacy = cfg.workload.legacy_schema();
     let int = if legacy {
         "INTEGER UNSIGNED"
     } else {
@@ -73,6 +73,10 @@ pub fn prepare(
 ) -> anyhow::Result<PrepareSummary> {
     cfg.validate()?;
     let started = Instant::now();
+    if cfg.workload.bulk_table(0).is_some() {
+        return prepare_bulk(cfg, observer, started);
+    }
+    let tables = cfg.tables_used();
     // oltp_insert.lua: with --auto-inc=off the tables are created empty.
     let rows = if cfg.workload == Workload::Insert && !cfg.auto_inc {
         0
@@ -84,7 +88,7 @@ pub fn prepare(
     } else {
         cfg.rand.seed
     };
-    let threads = cfg.threads.min(cfg.tables).max(1);
+    let threads = cfg.threads.min(tables).max(1);
     let errors: Vec<anyhow::Error> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|tid| {
@@ -93,7 +97,7 @@ pub fn prepare(
                     rt.block_on(async {
                         let mut conn = cfg.connection.connect(true).await?;
                         let mut n = tid + 1;
-                        while n <= cfg.tables {
+                        while n <= tables {
                             if controller.stop_requested() {
                                 anyhow::bail!(
                                     "the preparation was stopped before table 'sbtest{n}'"
@@ -123,8 +127,30 @@ pub fn prepare(
         return Err(e);
     }
     Ok(PrepareSummary {
-        tables: cfg.tables,
+        tables,
         rows_per_table: rows,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// bulk_insert.lua's prepare: one empty two-column table per client thread (1.0's script says
+/// "Creating table"; the legacy one says nothing).
+fn prepare_bulk(
+    cfg: &OltpConfig,
+    observer: &dyn Observer,
+    started: Instant,
+) -> anyhow::Result<PrepareSummary> {
+    let tables = super::events::bulk_tables(cfg);
+    let statements = tables.iter().map(|(n, sql)| {
+        if cfg.workload == Workload::BulkInsert {
+            observer.message(&format!("Creating table 'sbtest{n}'..."));
+        }
+        (format!("CREATE TABLE sbtest{n}"), sql.clone())
+    });
+    run_statements(cfg, statements.collect())?;
+    Ok(PrepareSummary {
+        tables: tables.len() as u32,
+        rows_per_table: 0,
         elapsed_s: started.elapsed().as_secs_f64(),
     })
 }
@@ -137,7 +163,7 @@ async fn load_table(
     seed: u64,
     observer: &dyn Observer,
 ) -> anyhow::Result<()> {
-    let legacy = cfg.workload == Workload::Legacy;
+    let legacy = cfg.workload.legacy_schema();
     observer.message(&format!("Creating table 'sbtest{n}'..."));
     conn.query_drop(create_table_sql(cfg, n))
         .await
@@ -344,30 +370,43 @@ async fn send(conn: &mut mysql_async::Conn, sql: &str, n: u32) -> anyhow::Result
     })
 }
 
-/// Drops `sbtest1..N` (sysbench's `cleanup`).
+/// Drops `sbtest1..N` (sysbench's `cleanup`; the bulk-insert scripts' tables per thread).
 pub fn cleanup(cfg: &OltpConfig, observer: &dyn Observer) -> anyhow::Result<()> {
+    let tables: Vec<u32> = match cfg.workload.bulk_table(0) {
+        Some(_) => super::events::bulk_tables(cfg)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect(),
+        None => (1..=cfg.tables_used()).collect(),
+    };
+    let statements = tables.into_iter().map(|n| {
+        observer.message(&format!("Dropping table 'sbtest{n}'..."));
+        (
+            format!("DROP TABLE sbtest{n}"),
+            format!("DROP TABLE IF EXISTS sbtest{n}"),
+        )
+    });
+    run_statements(cfg, statements.collect())
+}
+
+/// Sends `(what, sql)` statements in order on one connection; an error names `what`.
+fn run_statements(cfg: &OltpConfig, statements: Vec<(String, String)>) -> anyhow::Result<()> {
     let rt = runtime()?;
     std::thread::scope(|s| {
         s.spawn(|| {
             rt.block_on(async {
                 let mut conn = cfg.connection.connect(true).await?;
-                for n in 1..=cfg.tables {
-                    observer.message(&format!("Dropping table 'sbtest{n}'..."));
-                    conn.query_drop(format!("DROP TABLE IF EXISTS sbtest{n}"))
-                        .await
-                        .map_err(|e| {
-                            anyhow::anyhow!(
-                                "DROP TABLE sbtest{n}: {}",
-                                crate::db::describe_error(&e)
-                            )
-                        })?;
+                for (what, sql) in statements {
+                    conn.query_drop(sql).await.map_err(|e| {
+                        anyhow::anyhow!("{what}: {}", crate::db::describe_error(&e))
+                    })?;
                 }
                 let _ = conn.disconnect().await;
                 Ok(())
             })
         })
         .join()
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("the cleanup thread panicked")))
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("the database client thread panicked")))
     })
 }
 

@@ -332,7 +332,7 @@ fn client_thread(
 ) -> Vec<WorkerOut> {
     // The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
     let Some((rt, polls)) =
-        crate::db::sockets::client_runtime(shared.cfg.skip_write_wakeups, ready_tx, barrier)
+        crate::db::sockets::client_runtime(shared.cfg.drops_write_wakeups(), ready_tx, barrier)
     else {
         return Vec::new();
     };
@@ -345,7 +345,7 @@ fn client_thread(
                 .connect(true)
                 .await
                 .map_err(|e| format!("{e:#}"))?;
-            let s = Session::new(conn, cfg).await.map_err(|e| {
+            let s = Session::new(conn, cfg, i as u32).await.map_err(|e| {
                 format!(
                     "could not prepare the {} statements: {}",
                     cfg.workload.name(),
@@ -391,13 +391,14 @@ fn client_thread(
 }
 
 enum Reconnect {
-    Done(Session),
+    Done(Box<Session>),
     /// The run is stopping anyway.
     Stopped,
     Failed(String),
 }
 
-async fn reconnect(shared: &Shared) -> Reconnect {
+/// A new connection for client thread `thread`, its statements prepared again.
+async fn reconnect(shared: &Shared, thread: u32) -> Reconnect {
     let cfg = &shared.cfg;
     let until = Instant::now() + Duration::from_secs_f64(cfg.reconnect_timeout_s.max(0.0));
     loop {
@@ -405,8 +406,8 @@ async fn reconnect(shared: &Shared) -> Reconnect {
             return Reconnect::Stopped;
         }
         let err = match cfg.connection.connect(true).await {
-            Ok(conn) => match Session::new(conn, cfg).await {
-                Ok(s) => return Reconnect::Done(s),
+            Ok(conn) => match Session::new(conn, cfg, thread).await {
+                Ok(s) => return Reconnect::Done(Box::new(s)),
                 Err(e) => describe_error(&e),
             },
             Err(e) => format!("{e:#}"),
@@ -465,6 +466,18 @@ async fn worker(
         live.events.fetch_add(1, Relaxed);
         live.hist[bucket.min(BUCKETS - 1)].fetch_add(1, Relaxed);
         live.interval_max_ns.fetch_max(ns, Relaxed);
+    }
+    if !shared.abort.load(Relaxed) && !shared.external_stop.abort_requested() {
+        let mut tally = Tally::default();
+        if let Err(e) = session.finish(&mut tally).await {
+            shared.set_fatal(format!(
+                "{} failed on connection {} at its end: {}",
+                cfg.workload.name(),
+                idx + 1,
+                describe_error(&e)
+            ));
+        }
+        live.add_tally(&tally);
     }
     shared.running.fetch_sub(1, Relaxed);
     let _ = session.conn.disconnect().await;
@@ -533,9 +546,11 @@ async fn lost(
 ) -> bool {
     live.errors.fetch_add(1, Relaxed);
     *errors_by_code.entry(code).or_insert(0) += 1;
-    match reconnect(shared).await {
-        Reconnect::Done(s) => {
-            *session = s;
+    match reconnect(shared, session.thread).await {
+        Reconnect::Done(mut s) => {
+            // A bulk INSERT in the making goes on on the new connection.
+            s.bulk = std::mem::take(&mut session.bulk);
+            *session = *s;
             let n = crate::db::sockets::drop_write_interest(polls);
             shared.tuned_sockets.fetch_add(n as u64, Relaxed);
             live.reconnects.fetch_add(1, Relaxed);

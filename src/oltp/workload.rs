@@ -1,83 +1,16 @@
-//! The workloads (sysbench 1.0's `oltp_*.lua` scripts and the legacy `oltp.lua`): which
-//! statements each prepares, what one event (transaction) executes, and how every statement is
-//! classified into read / write / other exactly as sysbench's MySQL driver counts them.
+//! The workloads' statements (sysbench 1.0's `oltp_*.lua` scripts and the legacy `oltp.lua`;
+//! the one-statement scripts are in `events`): which statements each prepares, what one event
+//! (transaction) executes, and how every statement is classified into read / write / other
+//! exactly as sysbench's MySQL driver counts them.
 
+pub use super::script::Workload;
+
+use super::events::Bulk;
 use super::rand::{Rng, UniqueSeq, C_TEMPLATE, PAD_TEMPLATE};
 use super::{OltpConfig, PsMode};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Statement, Value};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-
-/// A sysbench OLTP script.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Workload {
-    ReadWrite,
-    ReadOnly,
-    WriteOnly,
-    PointSelect,
-    UpdateIndex,
-    UpdateNonIndex,
-    Insert,
-    Delete,
-    /// The 0.5-API `oltp.lua` (tests/include/oltp_legacy): one table per transaction, SQL text.
-    Legacy,
-}
-
-impl Workload {
-    pub const ALL: [Workload; 9] = [
-        Workload::ReadWrite,
-        Workload::ReadOnly,
-        Workload::WriteOnly,
-        Workload::PointSelect,
-        Workload::UpdateIndex,
-        Workload::UpdateNonIndex,
-        Workload::Insert,
-        Workload::Delete,
-        Workload::Legacy,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::ReadWrite => "read_write",
-            Workload::ReadOnly => "read_only",
-            Workload::WriteOnly => "write_only",
-            Workload::PointSelect => "point_select",
-            Workload::UpdateIndex => "update_index",
-            Workload::UpdateNonIndex => "update_non_index",
-            Workload::Insert => "insert",
-            Workload::Delete => "delete",
-            Workload::Legacy => "legacy",
-        }
-    }
-
-    /// Whether its transactions change the tables (the legacy script writes unless run with
-    /// `--oltp-read-only`).
-    pub fn writes(self) -> bool {
-        !matches!(self, Workload::ReadOnly | Workload::PointSelect)
-    }
-
-    /// Parses `read_write`, `oltp_read_write`, `oltp_read_write.lua`, `oltp.lua`, … .
-    pub fn parse(s: &str) -> Option<Workload> {
-        let base = s.rsplit('/').next().unwrap_or(s);
-        let base = base.strip_suffix(".lua").unwrap_or(base);
-        if base == "oltp" || base == "legacy" || base == "oltp_legacy" {
-            return Some(Workload::Legacy);
-        }
-        let base = base.strip_prefix("oltp_").unwrap_or(base);
-        Workload::ALL.into_iter().find(|w| w.name() == base)
-    }
-
-    /// Whether the script wraps its event in BEGIN/COMMIT (given `--skip-trx`).
-    pub fn uses_transactions(self, skip_trx: bool) -> bool {
-        !skip_trx
-            && matches!(
-                self,
-                Workload::ReadWrite | Workload::ReadOnly | Workload::WriteOnly | Workload::Legacy
-            )
-    }
-}
 
 /// One kind of statement of `oltp_common.lua`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +74,7 @@ fn prepared_kinds(cfg: &OltpConfig) -> Vec<Q> {
         Workload::UpdateIndex => v.push(Q::IndexUpd),
         Workload::UpdateNonIndex => v.push(Q::NonIndexUpd),
         Workload::Delete => v.push(Q::Delete),
-        Workload::Insert | Workload::Legacy => {}
+        _ => {}
     }
     v
 }
@@ -156,7 +89,7 @@ pub(crate) struct Tally {
 
 /// A parameter of one statement.
 #[derive(Clone, Copy)]
-enum Arg<'a> {
+pub(super) enum Arg<'a> {
     Int(i64),
     Str(&'a [u8]),
 }
@@ -168,19 +101,30 @@ pub(crate) struct Session {
     stmts: Vec<[Option<Statement>; NQ]>,
     begin: Option<Statement>,
     commit: Option<Statement>,
-    ps: bool,
+    /// select_random_points/ranges: the one statement, prepared (`--db-ps-mode=auto`).
+    pub(super) script: Option<Statement>,
+    pub(super) ps: bool,
     /// SQL text of BEGIN / COMMIT for this workload (legacy MyISAM uses LOCK/UNLOCK TABLES).
     begin_sql: String,
     commit_sql: String,
-    sql: String,
-    c: Vec<u8>,
-    pad: Vec<u8>,
+    pub(super) sql: String,
+    pub(super) c: Vec<u8>,
+    pub(super) pad: Vec<u8>,
     pub in_trx: bool,
+    /// The client thread (0-based; sysbench's `thread_id`) this connection belongs to.
+    pub thread: u32,
+    /// bulk_insert: the rows not yet sent (kept across a reconnect).
+    pub bulk: Bulk,
 }
 
 impl Session {
-    /// Wraps a fresh connection and prepares the workload's statements on it.
-    pub async fn new(conn: Conn, cfg: &OltpConfig) -> Result<Session, mysql_async::Error> {
+    /// Wraps a fresh connection of client thread `thread` and prepares the workload's
+    /// statements on it.
+    pub async fn new(
+        conn: Conn,
+        cfg: &OltpConfig,
+        thread: u32,
+    ) -> Result<Session, mysql_async::Error> {
         let (begin_sql, commit_sql) = if cfg.workload == Workload::Legacy
             && cfg.storage_engine.eq_ignore_ascii_case("myisam")
         {
@@ -199,6 +143,7 @@ impl Session {
             stmts: Vec::new(),
             begin: None,
             commit: None,
+            script: None,
             ps: cfg.ps_mode == PsMode::Auto,
             begin_sql,
             commit_sql,
@@ -206,6 +151,8 @@ impl Session {
             c: Vec::with_capacity(128),
             pad: Vec::with_capacity(64),
             in_trx: false,
+            thread,
+            bulk: Bulk::default(),
         };
         s.prepare_all(cfg).await?;
         Ok(s)
@@ -216,9 +163,13 @@ impl Session {
         self.stmts.clear();
         self.begin = None;
         self.commit = None;
+        self.script = None;
         self.in_trx = false;
         if !self.ps {
             return Ok(());
+        }
+        if let Some(sql) = super::events::script_sql(cfg) {
+            self.script = Some(self.conn.prep(sql).await?);
         }
         let kinds = prepared_kinds(cfg);
         if cfg.workload != Workload::Legacy && cfg.workload.uses_transactions(cfg.skip_trx) {
@@ -283,7 +234,7 @@ impl Session {
     }
 
     /// Executes `self.sql` as text and classifies it.
-    async fn exec_text(
+    pub(super) async fn exec_text(
         &mut self,
         is_select: bool,
         tally: &mut Tally,
@@ -294,7 +245,7 @@ impl Session {
     }
 
     #[inline]
-    fn count(&self, is_select: bool, tally: &mut Tally) {
+    pub(super) fn count(&self, is_select: bool, tally: &mut Tally) {
         if is_select {
             tally.reads += 1;
         } else if self.conn.affected_rows() > 0 {
@@ -393,7 +344,8 @@ impl Session {
                 self.exec(Q::Delete, t, &[Arg::Int(id as i64)], tally)
                     .await?;
             }
-            Workload::Insert => {
+            // oltp_insert.lua; oltp_legacy/insert.lua differs only in its ids (UNSIGNED column).
+            Workload::Insert | Workload::LegacyInsert => {
                 let t = rng.uniform(1, cfg.tables);
                 let k = rng.default(1, n);
                 self.c.clear();
@@ -402,6 +354,8 @@ impl Session {
                 rng.fill_template(PAD_TEMPLATE, &mut self.pad);
                 let id: i64 = if cfg.auto_inc {
                     0
+                } else if cfg.workload == Workload::LegacyInsert {
+                    unique.next() as i64
                 } else {
                     unique.next() as i64 - 2_147_483_648
                 };
@@ -415,6 +369,7 @@ impl Session {
                 self.exec_text(false, tally).await?;
             }
             Workload::Legacy => self.legacy_event(cfg, rng, tally).await?,
+            _ => self.script_event(cfg, rng, unique, tally).await?,
         }
         Ok(())
     }
@@ -605,18 +560,18 @@ impl Session {
         Ok(())
     }
 
-    fn text(&mut self, args: std::fmt::Arguments<'_>) {
+    pub(super) fn text(&mut self, args: std::fmt::Arguments<'_>) {
         self.sql.clear();
         let _ = self.sql.write_fmt(args);
     }
 }
 
 /// Our generated strings are ASCII digits and dashes; anything else is escaped on the way in.
-fn ascii(b: &[u8]) -> &str {
+pub(super) fn ascii(b: &[u8]) -> &str {
     std::str::from_utf8(b).unwrap_or("")
 }
 
-fn push_arg(out: &mut String, a: &Arg<'_>) {
+pub(super) fn push_arg(out: &mut String, a: &Arg<'_>) {
     match *a {
         Arg::Int(i) => {
             let _ = write!(out, "{i}");
@@ -638,23 +593,6 @@ fn push_arg(out: &mut String, a: &Arg<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn workload_names_and_aliases() {
-        for w in Workload::ALL {
-            assert_eq!(Workload::parse(w.name()), Some(w));
-            assert_eq!(Workload::parse(&format!("oltp_{}", w.name())), Some(w));
-        }
-        assert_eq!(
-            Workload::parse("/usr/share/sysbench/oltp_read_only.lua"),
-            Some(Workload::ReadOnly)
-        );
-        assert_eq!(
-            Workload::parse("tests/include/oltp_legacy/oltp.lua"),
-            Some(Workload::Legacy)
-        );
-        assert_eq!(Workload::parse("fileio"), None);
-    }
 
     #[test]
     fn text_mode_inlines_and_escapes_values() {

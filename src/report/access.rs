@@ -52,14 +52,18 @@ pub fn cut_short(s: &SuiteResult) -> Option<Vec<String>> {
         t.flat_map(|t| t.phases.iter().map(move |p| (t, p)))
     };
     let label = |(t, p): (&TargetResult, &PhaseResult)| format!("{} {}", t.name, p.name);
-    let marked = phases().filter(|(_, p)| p.status == mark);
-    let marked: Vec<String> = marked.map(label).collect();
+    // A stopped run's phase that was running is `interrupted`, the ones after it `aborted`.
+    let marked = phases().filter(|(_, p)| p.status == mark || p.status == PhaseStatus::Interrupted);
+    let marked: Vec<_> = marked.collect();
+    let measurement =
+        |(_, p): &&(&TargetResult, &PhaseResult)| p.phase.is_some_and(|ph| ph.is_measurement());
     let place = match marked.as_slice() {
-        [first] => format!("during {first}"),
-        [first, rest @ ..] => format!(
-            "during {first} ({} later measurement(s) not made)",
-            rest.len()
+        [first, rest @ ..] if rest.iter().any(|m| measurement(&m)) => format!(
+            "during {} ({} later measurement(s) not made)",
+            label(*first),
+            rest.iter().filter(|m| measurement(m)).count()
         ),
+        [first, ..] => format!("during {}", label(*first)),
         [] => match phases().last() {
             Some(last) => format!("between phases, after {}", label(last)),
             None => "before the first phase".to_string(),

@@ -73,17 +73,33 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
     v
 }
 
-/// Expected duration of a phase in seconds (for the progress line), from the profile's run
-/// times; preparations and server starts are rough guesses.
+/// Rows per second an OLTP prepare loads, and bytes per second a fileio prepare writes, on a
+/// Raspberry Pi 4 with a USB3 SSD (rough: for the time estimates only).
+const PREPARE_ROWS_PER_S: u64 = 40_000;
+const PREPARE_BYTES_PER_S: u64 = 200 << 20;
+
+/// Expected duration of a phase in seconds (for the progress line and `suite --dry-run`), from
+/// the profile's run times; preparations and server starts are rough guesses for a Raspberry
+/// Pi 4 with a USB3 SSD (a set given as `NxRAM` counts as 4 GiB).
 pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
+    use crate::config::profile::TotalSize;
     match phase {
+        Phase::FileioPrepare { set } => {
+            let bytes = match p.fileio.get(*set).map(|f| f.total) {
+                Some(TotalSize::Bytes(b)) => b,
+                _ => 4 << 30,
+            };
+            5 + bytes / PREPARE_BYTES_PER_S
+        }
+        Phase::OltpPrepare { .. } => p.oltp.as_ref().map_or(10, |o| {
+            10 + o.base.tables as u64 * o.base.table_size as u64 / PREPARE_ROWS_PER_S
+        }),
         Phase::FileioRun { set, .. } => p
             .fileio
             .get(*set)
             .and_then(|f| f.base.time_limit)
             .map(|t| t.as_secs().max(1))
             .unwrap_or(1),
-        Phase::FileioPrepare { .. } | Phase::OltpPrepare { .. } => 10,
         Phase::OltpRun { .. } => p.oltp.as_ref().map(|o| o.base.time_s).unwrap_or(1),
         Phase::TpccPrepare => p
             .tpcc

@@ -358,6 +358,14 @@ fn execute_phase(
     };
     let outcome = phases::run_phase(&ctx, run, phase, &mut pr.notes, target);
     pr.seconds = t0.elapsed().as_secs_f64();
+    let outcome = if controller.stop_requested() && !phase.is_cleanup() {
+        match interrupted(&mut pr, outcome, phase) {
+            Some(outcome) => outcome,
+            None => return pr,
+        }
+    } else {
+        outcome
+    };
     match outcome {
         Ok(Outcome::Done(r)) => {
             pr.error = r.as_ref().and_then(|b| b.error.clone());
@@ -389,6 +397,27 @@ fn execute_phase(
         }
     }
     pr
+}
+
+/// A phase a stop request cut short is `interrupted` (not failed: no advice to prepare again)
+/// and keeps a measurement's partial figures; returns `None` then. A phase that ended on its
+/// own before the request came (a preparation that finished, a check) gets its outcome back.
+fn interrupted(
+    pr: &mut PhaseResult,
+    outcome: anyhow::Result<Outcome>,
+    phase: &Phase,
+) -> Option<anyhow::Result<Outcome>> {
+    let why = "interrupted by a stop request (Ctrl-C, SIGTERM or the button)";
+    match outcome {
+        Ok(Outcome::Done(Some(r))) if phase.is_measurement() => {
+            pr.error = Some(format!("{why}: the figures are partial"));
+            pr.result = Some(*r);
+        }
+        Err(_) => pr.error = Some(why.to_string()),
+        other => return Some(other),
+    }
+    pr.status = PhaseStatus::Interrupted;
+    None
 }
 
 /// `<bundle>/<target>/<phase>.txt`: what the engine said, then the sysbench-style report of a
