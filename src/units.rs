@@ -147,6 +147,15 @@ pub fn shorten(text: &str, max: usize) -> String {
     s
 }
 
+/// `1 thread`, `4 threads`: a count and its noun, the plural with an `s`.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Bytes as MiB (a float, for rates and ratios).
 pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / MIB as f64
@@ -155,6 +164,13 @@ pub fn mib(bytes: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_say_one_thread_and_two_threads() {
+        assert_eq!(count(1, "thread"), "1 thread");
+        assert_eq!(count(0, "warehouse"), "0 warehouses");
+        assert_eq!(count(50, "connection"), "50 connections");
+    }
 
     #[test]
     fn sizes_accept_sysbench_and_my_cnf_spellings() {

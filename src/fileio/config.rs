@@ -161,6 +161,20 @@ impl ExtraFlags {
         f
     }
     /// sysbench's "Extra file open flags:" text.
+    /// The open(2) flags for people: `O_DIRECT`, `O_SYNC + O_DIRECT` (`None` without any).
+    pub fn flag_names(self) -> Option<String> {
+        let flags: Vec<&str> = [
+            (self.sync, "O_SYNC"),
+            (self.dsync, "O_DSYNC"),
+            (self.direct, "O_DIRECT"),
+        ]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| name)
+        .collect();
+        (!flags.is_empty()).then(|| flags.join(" + "))
+    }
+
     pub fn describe(self) -> String {
         let mut parts = Vec::new();
         if self.sync {

@@ -4,7 +4,7 @@
 //! ([`differences`]), which is why `report compare` keeps two results apart.
 
 use super::{BenchResult, TestOptions};
-use crate::units::human_size;
+use crate::units::{count, human_size};
 use serde_json::Value;
 
 /// One line: mode or workload, threads, sizes, flags, duration, tool and compat.
@@ -13,15 +13,15 @@ pub fn describe(r: &BenchResult) -> String {
     match &r.options {
         TestOptions::Fileio(c) => {
             parts.push(c.test_mode.map_or("fileio", |m| m.name()).to_string());
-            parts.push(format!("{} threads", c.threads));
+            parts.push(count(c.threads as u64, "thread"));
             parts.push(format!(
                 "{} files, {} total, {} blocks",
                 c.file_num,
                 human_size(c.total_size),
                 human_size(c.block_size)
             ));
-            if c.extra_flags != Default::default() {
-                parts.push(format!("flags {}", c.extra_flags.describe()));
+            if let Some(flags) = c.extra_flags.flag_names() {
+                parts.push(format!("files opened {flags}"));
             }
             if c.test_mode.is_some_and(|m| m.writes()) {
                 parts.push(format!("fsync every {} requests", c.fsync_freq));
@@ -30,26 +30,27 @@ pub fn describe(r: &BenchResult) -> String {
                 parts.push(format!("{} s", t.as_secs_f64()));
             }
             if c.events > 0 {
-                parts.push(format!("{} events", c.events));
+                parts.push(count(c.events, "request"));
             }
         }
         TestOptions::Oltp(c) => {
             parts.push(c.test_name());
-            parts.push(format!("{} threads", c.threads));
+            parts.push(count(c.threads as u64, "thread"));
             parts.push(format!("{} tables × {} rows", c.tables, c.table_size));
             parts.push(format!("rand {}", c.rand.kind.name()));
             if c.time_s > 0 {
                 parts.push(format!("{} s", c.time_s));
             }
             if c.events > 0 {
-                parts.push(format!("{} events", c.events));
+                parts.push(count(c.events, "transaction"));
             }
         }
         TestOptions::Tpcc(c) => {
             parts.push("tpcc".into());
             parts.push(format!(
-                "{} warehouses, {} connections",
-                c.warehouses, c.connections
+                "{}, {}",
+                count(c.warehouses as u64, "warehouse"),
+                count(c.connections as u64, "connection")
             ));
             parts.push(format!("{} statements", c.statements.name()));
             if c.home_warehouse == crate::tpcc::HomeWarehouse::PerConnection {
@@ -161,7 +162,15 @@ mod tests {
         );
         let line = describe(&a);
         assert!(
-            line.contains("1 threads") && line.contains("128 files"),
+            line.contains(", 1 thread,") && line.contains("128 files"),
+            "{line}"
+        );
+        if let TestOptions::Fileio(c) = &mut b.options {
+            c.extra_flags.direct = true;
+        }
+        let line = describe(&b);
+        assert!(
+            line.contains("8 threads") && line.contains("files opened O_DIRECT"),
             "{line}"
         );
     }
