@@ -225,17 +225,22 @@ async fn prepare_schema_statement_mixes_ignored_errors_and_cleanup() {
     assert!(c.writes >= 1, "the first DELETE must remove a row");
     // The wake-up tuning really happened (it once silently did nothing: see db::sockets).
     let tuned: u64 = r
-        .notes
+        .diagnostics
         .iter()
         .find_map(|n| {
             n.strip_prefix("writable wake-ups dropped on ")
                 .and_then(|rest| rest.split(' ').next())
                 .and_then(|v| v.parse().ok())
         })
-        .unwrap_or_else(|| panic!("no wake-up note in {:?}", r.notes));
+        .unwrap_or_else(|| panic!("no wake-up diagnostic in {:?}", r.diagnostics));
     assert!(
         tuned > 0,
         "the tuning was applied to no socket: {:?}",
+        r.diagnostics
+    );
+    assert!(
+        !r.notes.iter().any(|n| n.contains("wake-up")),
+        "a developer diagnostic is not a note: {:?}",
         r.notes
     );
 

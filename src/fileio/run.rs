@@ -125,7 +125,6 @@ pub fn run(
         }
         _ => Vec::new(),
     };
-    let ram_bytes = crate::sys::HostInfo::collect().ram_bytes;
     let started_at = crate::sys::clock::now_rfc3339();
     let start = Instant::now();
     let shared = Shared {
@@ -192,9 +191,7 @@ pub fn run(
     });
     let total_time = start.elapsed().as_secs_f64();
     let error = shared.error.lock().unwrap().take();
-    let mut m = build_result(
-        cfg, mode, &stats, intervals, total_time, ram_bytes, started_at, error,
-    );
+    let mut m = build_result(cfg, mode, &stats, intervals, total_time, started_at, error);
     m.notes
         .extend(super::uring::blocking_note(&shared.blocking, mode));
     if let Some(what) = shared.unregistered.lock().unwrap().take() {
@@ -423,14 +420,12 @@ fn interval_sample(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn build_result(
     cfg: &FileioConfig,
     mode: TestMode,
     stats: &[Arc<Mutex<WorkerStats>>],
     intervals: Vec<IntervalSample>,
     total_time: f64,
-    ram_bytes: u64,
     started_at: String,
     error: Option<String>,
 ) -> Measurement {
@@ -468,14 +463,8 @@ fn build_result(
     if cfg.fill == Fill::Random && mode.writes() && !cfg.validate {
         notes.push("write data: random bytes (incompressible, every sector distinct)".to_string());
     }
-    let ram = ram_bytes;
-    if !cfg.extra_flags.direct && ram > 0 && cfg.effective_total() < ram && !mode.writes() {
-        notes.push(format!(
-            "file set ({} bytes) is smaller than RAM ({} bytes) and O_DIRECT is off: reads may be served from the page cache",
-            cfg.effective_total(),
-            ram
-        ));
-    }
+    // A file set smaller than RAM without O_DIRECT is a doubt about the figures, which the
+    // report derives from the options (`report::doubts`), not a note of the engine.
     Measurement {
         started_at,
         threads: cfg.threads,
@@ -499,6 +488,7 @@ fn build_result(
         fairness: fairness(shares),
         histogram: latency.histogram_data(),
         notes,
+        diagnostics: vec![],
         error,
     }
 }

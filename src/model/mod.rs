@@ -21,10 +21,14 @@ pub struct Measurement {
     pub intervals: Vec<IntervalSample>,
     pub fairness: Fairness,
     pub histogram: HistogramData,
-    /// What made the numbers measure the disk (O_DIRECT, page cache dropped, data > RAM …) or
-    /// anything else a reader must know. Free text, one fact per entry.
+    /// What made the numbers measure the disk (O_DIRECT, data > RAM …) or anything else a
+    /// reader must know. Free text, one fact per entry; shown with the figures.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Facts for whoever develops or tunes spindle (socket tuning …): kept in the document
+    /// and the phase's log, never shown with the figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<String>,
     /// Set when the run ended early; the numbers are then partial.
     #[serde(default)]
     pub error: Option<String>,

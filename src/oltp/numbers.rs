@@ -112,8 +112,9 @@ pub(super) fn build_result(
     if cfg.ps_mode == super::PsMode::Disable {
         notes.push("prepared statements off: statements sent as SQL text".into());
     }
+    let mut diagnostics = Vec::new();
     if cfg.drops_write_wakeups() {
-        notes.push(format!(
+        diagnostics.push(format!(
             "writable wake-ups dropped on {} client sockets (one wake-up per query instead of two)",
             shared.tuned_sockets.load(Relaxed)
         ));
@@ -150,6 +151,7 @@ pub(super) fn build_result(
         fairness: fairness(shares),
         histogram: merged.histogram_data(),
         notes,
+        diagnostics,
         error,
     }
 }

@@ -125,6 +125,7 @@ impl BenchResult {
         if ver < 2 {
             upgrade_v1(&mut v);
         }
+        move_diagnostics(&mut v);
         // Through the text form, sharing the string deserializer of the model with the
         // suite document's reader (one instantiation in the binary instead of two).
         serde_json::from_str(&v.to_string())
@@ -133,6 +134,36 @@ impl BenchResult {
 
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).expect("result model always serialises")
+    }
+}
+
+/// Notes that were developer diagnostics before `diagnostics` existed move there, and the
+/// page-cache note that is now one of the report's doubts (`report::doubts`) goes, so a
+/// document of an older spindle shows only what a reader needs with its figures.
+pub(crate) fn move_diagnostics(v: &mut serde_json::Value) {
+    const DIAGNOSTICS: &[&str] = &["writable wake-ups dropped on "];
+    let Some(notes) = v.get_mut("notes").and_then(|n| n.as_array_mut()) else {
+        return;
+    };
+    notes.retain(|n| {
+        !n.as_str()
+            .is_some_and(|t| t.starts_with("file set (") && t.contains("is smaller than RAM"))
+    });
+    let (moved, kept): (Vec<_>, Vec<_>) = notes.drain(..).partition(|n| {
+        n.as_str()
+            .is_some_and(|t| DIAGNOSTICS.iter().any(|d| t.starts_with(d)))
+    });
+    *notes = kept;
+    if moved.is_empty() {
+        return;
+    }
+    let d = v
+        .as_object_mut()
+        .expect("a document with notes is an object")
+        .entry("diagnostics")
+        .or_insert_with(|| serde_json::Value::Array(vec![]));
+    if let Some(d) = d.as_array_mut() {
+        d.extend(moved);
     }
 }
 
@@ -237,6 +268,7 @@ pub mod tests_support {
                 }]),
                 histogram: rec.histogram_data(),
                 notes: vec![],
+                diagnostics: vec![],
                 error: None,
             },
         );

@@ -191,6 +191,7 @@ Threads fairness:
                 },
                 histogram: HistogramData::default(),
                 notes: vec![],
+                diagnostics: vec![],
                 error: None,
             },
         }

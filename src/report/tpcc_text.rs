@@ -443,6 +443,7 @@ mod tests {
                 fairness: Default::default(),
                 histogram: Default::default(),
                 notes: vec![],
+                diagnostics: vec![],
                 error: None,
             },
         );

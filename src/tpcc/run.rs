@@ -591,12 +591,25 @@ fn build_result(
         intervals,
         fairness: fairness(shares),
         histogram: merged.histogram_data(),
-        notes: notes(cfg, shared, error.is_some()),
+        notes: notes(cfg, error.is_some()),
+        diagnostics: diagnostics(cfg, shared),
         error,
     }
 }
 
-fn notes(cfg: &TpccConfig, shared: &Shared, failed: bool) -> Vec<String> {
+/// What a developer wants to know about the run (not shown with the figures).
+fn diagnostics(cfg: &TpccConfig, shared: &Shared) -> Vec<String> {
+    let mut out = Vec::new();
+    if cfg.skip_write_wakeups {
+        out.push(format!(
+            "writable wake-ups dropped on {} client sockets",
+            shared.tuned_sockets.load(Relaxed)
+        ));
+    }
+    out
+}
+
+fn notes(cfg: &TpccConfig, failed: bool) -> Vec<String> {
     let mut notes = vec![
         "no keying or think time: every connection runs its transactions back to back (tpcc-mysql's model)".to_string(),
         match cfg.home_warehouse {
@@ -615,12 +628,6 @@ fn notes(cfg: &TpccConfig, shared: &Shared, failed: bool) -> Vec<String> {
         notes.push(format!(
             "measured {} s: the measured time is rounded down to whole report intervals, as tpcc_start does",
             cfg.measured_s()
-        ));
-    }
-    if cfg.skip_write_wakeups {
-        notes.push(format!(
-            "writable wake-ups dropped on {} client sockets",
-            shared.tuned_sockets.load(Relaxed)
         ));
     }
     if failed {
