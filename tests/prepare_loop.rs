@@ -529,6 +529,14 @@ fn spindle_formatted_disk_is_reused_and_a_foreign_file_makes_it_a_data_disk() {
         "a fresh filesystem: {:?}",
         t.commands
     );
+    // How it was recognised, for the console and the summary.
+    let how = t.reused.as_deref().expect("a reused disk says so");
+    assert!(
+        how.starts_with("reused as spindle's scratch disk: ")
+            && how.contains("its marker .spindle-disk.json names this disk (file:")
+            && how.contains("again.img"),
+        "{how}"
+    );
     assert!(
         !t.work_dir.join("spindle-work").exists(),
         "nothing of the first run is left"

@@ -72,6 +72,9 @@ pub struct PreparedTarget {
     pub offset_loop: Option<PathBuf>,
     /// The exact command lines run, in order.
     pub commands: Vec<String>,
+    /// A spindle scratch disk erased again: how it was recognised as one.
+    #[serde(default)]
+    pub reused: Option<String>,
 }
 
 /// The filesystem label for an erased disk: `spindle-<short id>`, cut to what `fs` accepts.
@@ -320,8 +323,8 @@ pub fn prepare_with(
             };
             let fresh = recheck(rec.root, disk, policy, &expect)?;
             super::scratch::check_own(&fresh, partition, fs_type, run_dir, &mut rec, &mut undo)
-                .and_then(|()| {
-                    erase(
+                .and_then(|how| {
+                    let erased = erase(
                         disk,
                         &Erase {
                             fs: *filesystem,
@@ -334,7 +337,11 @@ pub fn prepare_with(
                         opts,
                         &mut rec,
                         &mut undo,
-                    )
+                    );
+                    erased.map(|t| PreparedTarget {
+                        reused: Some(how),
+                        ..t
+                    })
                 })
         }
         Preparation::UseExisting { device, fs_type } => {
@@ -505,6 +512,7 @@ fn erase(
         erased: true,
         offset_loop: undo.offset_loop.clone(),
         commands: Vec::new(),
+        reused: None,
     };
     *undo = Undo::default();
     Ok(t)
@@ -613,6 +621,7 @@ fn use_existing(
         erased: false,
         offset_loop: undo.offset_loop.clone(),
         commands: Vec::new(),
+        reused: None,
     };
     *undo = Undo::default();
     Ok(t)

@@ -59,11 +59,12 @@ pub fn write_marker(
     crate::sys::fs::write_atomic_mode(&mount_point.join(DISK_MARKER), text.as_bytes(), 0o644)
 }
 
-/// Why the entries at the root of a filesystem show it is not (only) spindle's, if they do:
-/// allowed are `lost+found`, the marker (it must name `disk`) and spindle's work directory
-/// (with its own marker, left by a run that was cut short).
-pub fn foreign_content(root: &Path, disk: &Disk) -> anyhow::Result<Option<String>> {
-    let mut marker_ok = false;
+/// The marker at the root of a filesystem that holds only spindle's files for `disk`, or why
+/// the entries there show it is not (only) spindle's: allowed are `lost+found`, the marker (it
+/// must name `disk`) and spindle's work directory (with its own marker, left by a run that
+/// was cut short).
+pub fn own_marker(root: &Path, disk: &Disk) -> anyhow::Result<Result<DiskMarker, String>> {
+    let mut marker_ok = None;
     let rd =
         std::fs::read_dir(root).with_context(|| format!("could not list '{}'", root.display()))?;
     for e in rd {
@@ -74,26 +75,43 @@ pub fn foreign_content(root: &Path, disk: &Disk) -> anyhow::Result<Option<String
             DISK_MARKER => {
                 let text = std::fs::read_to_string(e.path()).unwrap_or_default();
                 match serde_json::from_str::<DiskMarker>(&text) {
-                    Ok(m) if m.names(disk) => marker_ok = true,
+                    Ok(m) if m.names(disk) => marker_ok = Some(m),
                     Ok(m) => {
-                        return Ok(Some(format!(
+                        return Ok(Err(format!(
                             "its spindle marker names another disk ({})",
                             m.disk.or(m.serial).unwrap_or_else(|| "?".into())
                         )))
                     }
-                    Err(_) => return Ok(Some(format!("'{DISK_MARKER}' is not spindle's marker"))),
+                    Err(_) => return Ok(Err(format!("'{DISK_MARKER}' is not spindle's marker"))),
                 }
             }
             WORK_DIR if e.path().join(WORK_MARKER).is_file() => {}
             other => {
-                return Ok(Some(format!(
+                return Ok(Err(format!(
                     "'{}' on it was not made by spindle",
                     crate::units::shorten(other, 60)
                 )))
             }
         }
     }
-    Ok((!marker_ok).then(|| format!("it has no spindle marker ({DISK_MARKER})")))
+    Ok(marker_ok.ok_or_else(|| format!("it has no spindle marker ({DISK_MARKER})")))
+}
+
+impl DiskMarker {
+    /// How a disk with this marker on `partition` was recognised as spindle's scratch disk.
+    pub fn recognised(&self, partition: &str, fs_type: &str) -> String {
+        let run = self
+            .run_id
+            .as_deref()
+            .map_or(String::new(), |r| format!("run {r}, "));
+        format!(
+            "reused as spindle's scratch disk: {partition} ({fs_type}, label {}) holds only spindle's files and its marker {DISK_MARKER} names this disk ({}; {run}prepared {} by spindle {}); erased and prepared again",
+            self.label,
+            self.disk.as_deref().or(self.serial.as_deref()).unwrap_or("?"),
+            self.prepared_at,
+            self.spindle_version
+        )
+    }
 }
 
 /// The mount options that read a filesystem without writing a byte (no journal replay).
@@ -107,7 +125,8 @@ fn read_only_options(fs_type: &str) -> &'static str {
 }
 
 /// Mounts `partition` of `fresh` read-only, checks it holds only spindle's files for this disk
-/// ([`foreign_content`]), unmounts. An error says why the disk is treated as holding data.
+/// ([`own_marker`]), unmounts. Says how the disk was recognised; an error says why the disk is
+/// treated as holding data.
 pub(super) fn check_own(
     fresh: &Disk,
     partition: &str,
@@ -115,7 +134,7 @@ pub(super) fn check_own(
     run_dir: &Path,
     rec: &mut Recorder<'_>,
     undo: &mut Undo,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let node = partition_device(fresh, partition, rec, undo)?;
     let mp = {
         let mut p = mount_dir(run_dir, fresh).into_os_string();
@@ -132,11 +151,11 @@ pub(super) fn check_own(
         &["-t", fs_type, "-o", read_only_options(fs_type), &d, &mps],
     )?;
     undo.mounted = Some(mp.clone());
-    let verdict = foreign_content(&mp, fresh);
+    let verdict = own_marker(&mp, fresh);
     undo.run(rec);
     match verdict? {
-        None => Ok(()),
-        Some(why) => bail!(
+        Ok(marker) => Ok(marker.recognised(partition, fs_type)),
+        Err(why) => bail!(
             "{} holds data: {why}; not erasing it (name it in erase = [...] to allow erasing)",
             fresh.path.display()
         ),
@@ -160,34 +179,42 @@ mod tests {
     fn only_spindles_own_files_for_this_disk_pass() {
         let d = tempfile::tempdir().unwrap();
         let r = d.path();
-        assert!(foreign_content(r, &disk())
+        assert!(own_marker(r, &disk())
             .unwrap()
-            .unwrap()
+            .unwrap_err()
             .contains("no spindle marker"));
         write_marker(r, &disk(), "spindle-wx1", Some("run")).unwrap();
         std::fs::create_dir(r.join("lost+found")).unwrap();
         std::fs::create_dir(r.join(WORK_DIR)).unwrap();
         std::fs::write(r.join(WORK_DIR).join(WORK_MARKER), "").unwrap();
-        assert_eq!(foreign_content(r, &disk()).unwrap(), None);
+        let m = own_marker(r, &disk()).unwrap().unwrap();
+        assert_eq!(
+            m.recognised("sda1", "ext4"),
+            format!(
+                "reused as spindle's scratch disk: sda1 (ext4, label spindle-wx1) holds only spindle's files and its marker .spindle-disk.json names this disk (usb-X_Y-0:0; run run, prepared {} by spindle {}); erased and prepared again",
+                m.prepared_at,
+                crate::VERSION
+            )
+        );
         // another disk's marker
         let other = Disk {
             stable_id: Some("usb-Other-0:0".into()),
             serial: Some("OTHER".into()),
             ..disk()
         };
-        assert!(foreign_content(r, &other)
+        assert!(own_marker(r, &other)
             .unwrap()
-            .unwrap()
+            .unwrap_err()
             .contains("names another disk"));
         // a single foreign file
         std::fs::write(r.join("holiday.jpg"), "x").unwrap();
-        assert!(foreign_content(r, &disk())
+        assert!(own_marker(r, &disk())
             .unwrap()
-            .unwrap()
+            .unwrap_err()
             .contains("'holiday.jpg' on it was not made by spindle"));
         // a work directory without spindle's marker is someone else's
         std::fs::remove_file(r.join("holiday.jpg")).unwrap();
         std::fs::remove_file(r.join(WORK_DIR).join(WORK_MARKER)).unwrap();
-        assert!(foreign_content(r, &disk()).unwrap().is_some());
+        assert!(own_marker(r, &disk()).unwrap().is_err());
     }
 }
