@@ -7,6 +7,7 @@ pub mod appliance;
 pub mod fileio;
 pub mod oltp;
 pub mod profile;
+pub mod regimes;
 pub mod spindle;
 pub mod tpcc;
 

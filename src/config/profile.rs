@@ -144,6 +144,10 @@ pub struct OltpProfile {
     /// set per target (read-only workloads first, writing ones after) [none].
     #[serde(default)]
     pub reprepare: Vec<String>,
+    /// Both of MySQL's regimes on the same data set: the workloads run once with each buffer
+    /// pool, the server restarted in between [none: one pass on `[mysqld] buffer_pool_size`].
+    #[serde(default)]
+    pub regimes: Option<super::regimes::RegimesProfile>,
 }
 
 /// TPC-C (tpcc-mysql's model), as written.
@@ -261,6 +265,8 @@ pub struct OltpPlan {
     pub threads: Vec<u32>,
     /// Workloads that get freshly prepared tables before they run.
     pub reprepare: Vec<Workload>,
+    /// Run every workload in both regimes (CPU-bound, then I/O-bound).
+    pub regimes: Option<super::regimes::Regimes>,
 }
 
 impl FileioPlan {
@@ -540,11 +546,22 @@ fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
         };
         (key, msg)
     })?;
+    let regimes = match &o.regimes {
+        None => None,
+        Some(_) if !reprepare.is_empty() => {
+            return Err((
+                "regimes",
+                "cannot be combined with reprepare: both regimes run on the same data set".into(),
+            ))
+        }
+        Some(r) => Some(super::regimes::resolve(r, o.tables, o.table_size)?),
+    };
     Ok(OltpPlan {
         base,
         workloads,
         threads: thread_counts("threads", &o.threads)?,
         reprepare,
+        regimes,
     })
 }
 

@@ -6,8 +6,9 @@
 //! [`crate::engine::Observer`]; a [`crate::engine::Controller`] lets another thread stop a run
 //! (finish the transactions in progress) or abort it (drop them).
 //!
-//! Entry points: [`prepare`], [`run`], [`cleanup`]. They are blocking: each builds its own tokio
-//! runtimes on its own threads, so they can be called from plain threads and tests alike.
+//! Entry points: [`prepare`], [`prewarm`], [`run`], [`cleanup`]. They are blocking: each builds
+//! its own tokio runtimes on its own threads, so they can be called from plain threads and
+//! tests alike.
 //!
 //! Where spindle deliberately differs from sysbench 1.0.20 (everything else is meant to match):
 //! - A lost connection (2006, 2013, 2011, 2055, I/O errors, a server shutting down) always
@@ -23,6 +24,7 @@
 mod events;
 mod numbers;
 mod prepare;
+mod prewarm;
 pub mod rand;
 mod run;
 mod script;
@@ -30,9 +32,19 @@ mod workload;
 
 pub use crate::db::{ConnectionConfig, IgnoreErrors};
 pub use prepare::{cleanup, prepare, PrepareSummary};
+pub use prewarm::{prewarm, PrewarmSummary};
 pub use rand::{RandConfig, RandType};
 pub use run::run;
 pub use script::Workload;
+
+/// Bytes on disk per sbtest row (InnoDB, primary key and index `k_1`), for estimates before
+/// the tables exist; the suite measures the table files once they do.
+pub const BYTES_PER_ROW: u64 = 250;
+
+/// The data set of `tables` tables of `table_size` rows, estimated.
+pub fn estimated_data_bytes(tables: u32, table_size: u32) -> u64 {
+    tables as u64 * table_size as u64 * BYTES_PER_ROW
+}
 
 use serde::{Deserialize, Serialize};
 

@@ -28,7 +28,7 @@ pub struct PrepareSummary {
     pub elapsed_s: f64,
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()

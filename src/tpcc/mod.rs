@@ -70,6 +70,15 @@ pub use load::{cleanup, prepare, PrepareSummary};
 pub use run::{run, run_logged, NewOrderRecord, TransactionLog};
 pub use txn::Probe;
 
+/// About 100 MiB of InnoDB data per warehouse (tpcc-mysql's tables after the load), for
+/// estimates before the tables exist.
+pub const BYTES_PER_WAREHOUSE: u64 = 100 << 20;
+
+/// The data set of `warehouses` warehouses, estimated.
+pub fn estimated_data_bytes(warehouses: u32) -> u64 {
+    warehouses as u64 * BYTES_PER_WAREHOUSE
+}
+
 use crate::db::ConnectionConfig;
 use serde::{Deserialize, Serialize};
 

@@ -279,6 +279,54 @@ pub fn parse_cnf_section(text: &str, section: &str) -> BTreeMap<String, String> 
     out
 }
 
+/// `text` with `key = value` in `[section]`: the key's line replaced (`-` and `_` alike), or
+/// added at the end of the section when it has none. Everything else is kept as it was.
+pub fn set_cnf_value(text: &str, section: &str, key: &str, value: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut inside = false;
+    let mut done = false;
+    // Where the current section's last non-blank line is, to append after it.
+    let mut section_end: Option<usize> = None;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if inside && !done {
+                let at = section_end.map_or(out.len(), |i| i + 1);
+                out.insert(at, format!("{key} = {value}"));
+                done = true;
+            }
+            inside = name.trim().eq_ignore_ascii_case(section);
+            out.push(raw.to_string());
+            section_end = Some(out.len() - 1);
+            continue;
+        }
+        let k = line.split_once('=').map_or(line, |(k, _)| k);
+        if inside && !line.starts_with('#') && !line.is_empty() && norm(k) == norm(key) {
+            if !done {
+                out.push(format!("{key} = {value}"));
+                done = true;
+            }
+            section_end = Some(out.len() - 1);
+            continue;
+        }
+        out.push(raw.to_string());
+        if inside && !line.is_empty() {
+            section_end = Some(out.len() - 1);
+        }
+    }
+    if !done {
+        if !inside {
+            out.push(format!("[{section}]"));
+            section_end = Some(out.len() - 1);
+        }
+        let at = section_end.map_or(out.len(), |i| i + 1);
+        out.insert(at, format!("{key} = {value}"));
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}
+
 /// A size as given on the command line or in a profile, for clap's `value_parser`.
 pub fn parse_size_arg(text: &str) -> Result<u64, String> {
     crate::units::parse_size(text)
@@ -287,6 +335,30 @@ pub fn parse_size_arg(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_setting_is_replaced_or_added_and_the_rest_kept() {
+        let cnf = "# spindle\n\n[mysqld]\ndatadir = /d\ninnodb-buffer-pool-size = 64M\nskip-log-bin\n\n[client]\nsocket = /s\n";
+        let t = set_cnf_value(cnf, "mysqld", "innodb_buffer_pool_size", "2G");
+        assert_eq!(
+            t,
+            "# spindle\n\n[mysqld]\ndatadir = /d\ninnodb_buffer_pool_size = 2G\nskip-log-bin\n\n[client]\nsocket = /s\n"
+        );
+        assert_eq!(
+            parse_cnf_section(&t, "mysqld")["innodb_buffer_pool_size"],
+            "2G"
+        );
+        assert_eq!(parse_cnf_section(&t, "client")["socket"], "/s");
+        // absent: added at the end of its section, before the next one
+        let t = set_cnf_value(cnf, "mysqld", "innodb_io_capacity", "400");
+        assert!(
+            t.contains("skip-log-bin\ninnodb_io_capacity = 400\n\n[client]"),
+            "{t}"
+        );
+        // no such section: added with it
+        let t = set_cnf_value("[client]\nsocket = /s\n", "mysqld", "port", "1");
+        assert_eq!(t, "[client]\nsocket = /s\n[mysqld]\nport = 1\n");
+    }
 
     fn paths() -> CnfPaths {
         CnfPaths {

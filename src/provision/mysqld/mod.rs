@@ -278,6 +278,16 @@ fn read_record(l: &Layout) -> anyhow::Result<ServerRecord> {
 }
 
 /// Running or not, pid, flavor, version, socket of the server of `datadir`.
+/// Sets `key = value` in the `[mysqld]` section of a managed server's my.cnf (the next start
+/// uses it); the file is rewritten atomically.
+pub fn set_setting(datadir: &Path, key: &str, value: &str) -> anyhow::Result<()> {
+    let l = Layout::load(datadir)?;
+    let text = std::fs::read_to_string(&l.my_cnf)
+        .with_context(|| format!("could not read '{}'", l.my_cnf.display()))?;
+    let new = config::set_cnf_value(&text, "mysqld", key, value);
+    crate::sys::fs::write_atomic(&l.my_cnf, new.as_bytes())
+}
+
 pub fn status(datadir: &Path) -> anyhow::Result<ServerStatus> {
     let l = Layout::load(datadir)?;
     let record = read_record(&l)?;
