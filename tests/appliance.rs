@@ -513,19 +513,8 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
     use spindle::report::suite::{PhaseResult, TargetResult};
     let phase = |name: &str, status| PhaseResult::new(name, None, status);
     let target = |name: &str, phases| TargetResult {
-        name: name.into(),
-        path: format!("/mnt/{name}"),
-        kind: TargetKind::Disk,
-        description: String::new(),
-        disk: None,
-        preparation: vec![],
-        server: None,
-        smart: None,
-        usb_trouble: None,
-        state_before: None,
-        state_after: None,
-        samples: vec![],
         phases,
+        ..TargetResult::new(name, &format!("/mnt/{name}"), TargetKind::Disk, "")
     };
     let doc = spindle::report::suite::SuiteResult {
         schema_version: spindle::report::suite::SUITE_SCHEMA_VERSION,

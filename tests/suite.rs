@@ -348,6 +348,12 @@ fn killing_the_server_mid_run_keeps_the_error_and_the_other_targets_results() {
     assert_complete_bundle(&out, &r, "second", TINY);
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     assert!(summary.contains("Failures:"), "{summary}");
+    // Not a clean run: the status line says so.
+    let status = summary.lines().find(|l| l.starts_with("run: ")).unwrap();
+    assert!(
+        status.contains("status: complete (1 phase failed, ") && status.ends_with(" skipped)"),
+        "{status}"
+    );
 }
 
 #[test]
@@ -505,4 +511,260 @@ fn sigint_during_the_tpcc_load_marks_that_phase_interrupted_not_failed() {
         html.contains("during scratch tpcc-prepare"),
         "report.html names it too"
     );
+}
+
+/// The doubt lines of a summary.txt (`  [n] …`).
+fn doubt_lines(summary: &str) -> Vec<&str> {
+    summary
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("  [")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .map(str::trim)
+        .collect()
+}
+
+/// Whether `text` has a byte count of seven digits or more (`67108864 bytes`).
+fn has_raw_byte_count(text: &str) -> bool {
+    let pieces: Vec<&str> = text.split(" bytes").collect();
+    pieces[..pieces.len() - 1]
+        .iter()
+        .any(|p| p.chars().rev().take_while(|c| c.is_ascii_digit()).count() >= 7)
+}
+
+/// HTML text escaping as report.html does it.
+fn html_escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+#[test]
+fn a_quick_run_on_tmpfs_says_ram_and_carries_the_same_doubts_in_every_view() {
+    let d = tempfile::tempdir_in("/dev/shm").expect("/dev/shm (tmpfs) is writable");
+    let target = d.path().join("shm");
+    std::fs::create_dir(&target).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let bundle = out.path().join("bundle");
+    let o = suite(&[
+        "--target",
+        target.to_str().unwrap(),
+        "--profile",
+        "quick",
+        "--out",
+        bundle.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let r = load(&bundle);
+    let fs = r.targets[0]
+        .filesystem
+        .as_ref()
+        .expect("the filesystem is recorded");
+    assert_eq!((fs.fs_type.as_str(), fs.in_ram), ("tmpfs", true));
+
+    let summary = std::fs::read_to_string(bundle.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("filesystem: tmpfs (in RAM, not a disk)"),
+        "{summary}"
+    );
+    // `report show` prints what summary.txt holds, byte for byte.
+    let show = common::spindle(&["report", "show", bundle.to_str().unwrap()]);
+    assert_ok(&show);
+    assert_eq!(String::from_utf8_lossy(&show.stdout), summary);
+    let doubts = doubt_lines(&summary);
+    assert!(
+        doubts
+            .iter()
+            .any(|l| l
+                .contains("on tmpfs, a filesystem in RAM: the figures measure memory, not a disk")),
+        "{summary}"
+    );
+    assert!(
+        doubts
+            .iter()
+            .any(|l| l.contains("fits in the 64.0 MiB buffer pool")),
+        "the OLTP data set fits the quick profile's buffer pool: {summary}"
+    );
+    // Every figure carries the numbers of its doubts: on tmpfs, at least the RAM one.
+    let ram = doubts
+        .iter()
+        .position(|l| l.contains("a filesystem in RAM"))
+        .unwrap()
+        + 1;
+    for test in QUICK {
+        let row = summary
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("{test}  (")))
+            .nth(2)
+            .unwrap_or_else(|| panic!("no table for {test}: {summary}"));
+        let refs = row.split_whitespace().nth(6).unwrap_or("");
+        assert!(
+            refs.split(',').any(|n| n == ram.to_string()),
+            "{test}: {row}"
+        );
+    }
+    // report.html lists the very same doubts and names the filesystem as RAM.
+    let page = std::fs::read_to_string(bundle.join("report.html")).unwrap();
+    for line in &doubts {
+        assert!(
+            page.contains(&format!("<li>{}</li>", html_escaped(line))),
+            "report.html lacks {line:?}"
+        );
+    }
+    assert!(page.contains("<b>tmpfs (in RAM, not a disk)</b>"));
+    // What a reader does not need: reassurance dressed as a fact, developer diagnostics, raw
+    // byte counts.
+    for text in [&summary, &page] {
+        assert!(!text.contains("page cache dropped before the run"));
+        assert!(!text.contains("wake-ups"));
+        assert!(!has_raw_byte_count(text), "a raw byte count");
+    }
+}
+
+fn regimes_profile() -> String {
+    format!(
+        "{}/tests/fixtures/profiles/regimes.toml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn a_profile_with_both_regimes_shows_each_targets_cpu_and_io_bound_figures_and_their_ratio() {
+    // Two targets: a directory on the machine's disk and one in RAM.
+    let d = tempfile::tempdir().unwrap();
+    let disk = d.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let ram = shm.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let out = d.path().join("bundle");
+    let o = suite(&[
+        "--target",
+        disk.to_str().unwrap(),
+        "--target",
+        ram.to_str().unwrap(),
+        "--profile",
+        &regimes_profile(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let r = load(&out);
+    use spindle::report::phase::Regime;
+    for target in ["disk", "ram"] {
+        for restart in ["mysqld-restart-cpu_bound", "mysqld-restart-io_bound"] {
+            let p = phase(&r, target, restart);
+            assert_eq!(
+                p.status,
+                PhaseStatus::Ok,
+                "{target} {restart}: {:?}",
+                p.error
+            );
+            assert!(
+                p.notes
+                    .iter()
+                    .any(|n| n.starts_with("server restarted, buffer pool ")),
+                "{:?}",
+                p.notes
+            );
+            assert!(
+                p.caches_dropped.is_some(),
+                "the page cache is dropped between the regimes"
+            );
+        }
+        assert_eq!(phase(&r, target, "oltp-prewarm").status, PhaseStatus::Ok);
+        for workload in ["point_select", "read_only"] {
+            for regime in Regime::ALL {
+                let name = format!("oltp-{workload}-t2-{}", regime.key());
+                let p = phase(&r, target, &name);
+                assert_eq!(p.status, PhaseStatus::Ok, "{target} {name}: {:?}", p.error);
+                let fit = p
+                    .data_set
+                    .expect("the data set against the buffer pool is recorded");
+                assert!(fit.measured, "measured from the table files");
+                assert_eq!(fit.regime(), regime, "{target} {name}: {fit:?}");
+            }
+        }
+    }
+    // Both figures and their ratio per target, as summary.txt and report.html show them.
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("Two regimes on the same data set"),
+        "{summary}"
+    );
+    let tps = |t: &str, n: &str| {
+        let p = phase(&r, t, n);
+        let spindle::report::Counters::Oltp(c) = &p.result.as_ref().unwrap().counters else {
+            panic!("{n} is OLTP")
+        };
+        c.tps
+    };
+    for target in ["disk", "ram"] {
+        let (cpu, io) = (
+            tps(target, "oltp-read_only-t2-cpu_bound"),
+            tps(target, "oltp-read_only-t2-io_bound"),
+        );
+        let ratio = cpu / io;
+        let shown = if ratio < 2.0 {
+            format!("{ratio:.2}×")
+        } else {
+            format!("{ratio:.1}×")
+        };
+        let row = format!("    {target:<12} {cpu:>12.2} {io:>12.2} {shown:>11}");
+        assert!(summary.contains(&row), "{row:?} in {summary}");
+    }
+    assert!(summary.contains("    disk choice "), "{summary}");
+    assert!(summary.contains("The choice of disk matters "), "{summary}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("id=\"regimes\"") && page.contains("disk choice (best ÷ worst)"));
+    // The CPU-bound pass is shown beside its twin, not ranked.
+    assert!(page.contains("CPU-bound on purpose: see the two regimes"));
+}
+
+#[test]
+fn a_reused_scratch_disk_is_named_on_the_console_and_in_the_summary() {
+    require_root("loop devices");
+    let d = tempfile::tempdir().unwrap();
+    let disk = LoopDevice::new(d.path(), "scratch", 1200);
+    let profile = d.path().join("fileio.toml");
+    std::fs::write(
+        &profile,
+        "[[fileio]]\nfile_num = 1\ntotal_size = \"4M\"\nmodes = [\"rndrd\"]\nthreads = [1]\ntime = 1\n",
+    )
+    .unwrap();
+    let run = |name: &str| {
+        let out = d.path().join(name);
+        let o = suite(&[
+            "--disk",
+            disk.dev(),
+            "--profile",
+            profile.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_ok(&o);
+        (o, std::fs::read_to_string(out.join("summary.txt")).unwrap())
+    };
+    let (first, summary) = run("first");
+    assert!(!String::from_utf8_lossy(&first.stderr).contains("reused"));
+    assert!(!summary.contains("reused"), "{summary}");
+    // The second run finds the disk the first one formatted, and says how it knew.
+    let (second, summary) = run("second");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    let said = format!("{}: reused as spindle's scratch disk: ", disk.dev());
+    assert!(stderr.contains(&said), "{stderr}");
+    assert!(
+        stderr.contains(
+            "holds only spindle's files and its marker .spindle-disk.json names this disk"
+        ),
+        "{stderr}"
+    );
+    let line = summary
+        .lines()
+        .find(|l| l.contains("reused as spindle's scratch disk"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(line.contains("label spindle-"), "{line}");
 }

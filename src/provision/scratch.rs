@@ -193,7 +193,7 @@ mod tests {
             format!(
                 "reused as spindle's scratch disk: sda1 (ext4, label spindle-wx1) holds only spindle's files and its marker .spindle-disk.json names this disk (usb-X_Y-0:0; run run, prepared {} by spindle {}); erased and prepared again",
                 m.prepared_at,
-                crate::VERSION
+                crate::version::VERSION
             )
         );
         // another disk's marker

@@ -14,6 +14,34 @@ pub fn run_status(s: &SuiteResult) -> &'static str {
     s.status.as_str()
 }
 
+/// What went wrong in a run's phases, for its status line: `1 phase failed, 9 skipped`, or
+/// `None` when every phase that ran finished.
+pub fn phase_trouble(s: &SuiteResult) -> Option<String> {
+    let count = |st: PhaseStatus| {
+        let phases = s.targets.iter().flat_map(|t| &t.phases);
+        phases.filter(|p| p.status == st).count() as u64
+    };
+    let (failed, skipped) = (count(PhaseStatus::Failed), count(PhaseStatus::Skipped));
+    match (failed, skipped) {
+        (0, 0) => None,
+        (f, 0) => Some(format!("{} failed", crate::units::count(f, "phase"))),
+        (0, k) => Some(format!("{} skipped", crate::units::count(k, "phase"))),
+        (f, k) => Some(format!(
+            "{} failed, {k} skipped",
+            crate::units::count(f, "phase")
+        )),
+    }
+}
+
+/// The run's status and what went wrong in it: `complete`, `complete (1 phase failed, 9
+/// skipped)`.
+pub fn status_line(s: &SuiteResult) -> String {
+    match phase_trouble(s) {
+        Some(t) => format!("{} ({t})", s.status),
+        None => s.status.to_string(),
+    }
+}
+
 /// A phase's status: `ok`, `failed`, `skipped`, `aborted`, `running` or `interrupted`.
 pub fn phase_status(p: &PhaseResult) -> &'static str {
     p.status.as_str()

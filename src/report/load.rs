@@ -116,6 +116,7 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
             Some(Phase::OltpRun {
                 workload: c.workload,
                 threads: c.threads,
+                regime: None,
             }),
             String::new(),
         ),
@@ -127,6 +128,7 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
             String::new(),
         ),
     };
+    let description = format!("{} result document", r.test);
     let phase_name = phase
         .as_ref()
         .map_or_else(|| format!("{}-run", r.test), Phase::name);
@@ -151,24 +153,13 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
         },
         environment: None,
         targets: vec![TargetResult {
-            name: name.to_string(),
-            path,
-            kind: TargetKind::Directory,
-            description: format!("{} result document", r.test),
-            disk: None,
-            server: None,
-            smart: None,
-            usb_trouble: None,
-            preparation: vec![],
-            state_before: None,
-            state_after: None,
-            samples: vec![],
             phases: vec![PhaseResult {
                 seconds: r.total_time_s,
                 error: r.error.clone(),
                 result: Some(r),
                 ..PhaseResult::new(phase_name, phase, status)
             }],
+            ..TargetResult::new(name, &path, TargetKind::Directory, &description)
         }],
         skipped: vec![],
     }

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod compare;
 pub mod csv;
+pub mod doubts;
 pub mod health;
 pub mod html;
 pub mod load;
@@ -15,6 +16,7 @@ pub mod params;
 pub mod phase;
 pub mod queueing;
 pub mod rank;
+pub mod regimes;
 pub mod suite;
 pub mod summary;
 pub mod sysbench_text;

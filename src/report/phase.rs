@@ -13,6 +13,37 @@ pub enum When {
     After,
 }
 
+/// Which of MySQL's two regimes an OLTP run is in (seed 004): the data set fits in the InnoDB
+/// buffer pool (CPU-bound: the disk barely shows) or is much larger (I/O-bound: rows come from
+/// the disk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Regime {
+    CpuBound,
+    IoBound,
+}
+
+impl Regime {
+    /// Both, in the order a profile runs them.
+    pub const ALL: [Regime; 2] = [Regime::CpuBound, Regime::IoBound];
+
+    /// The key in profiles and phase names: `cpu_bound`, `io_bound`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Regime::CpuBound => "cpu_bound",
+            Regime::IoBound => "io_bound",
+        }
+    }
+
+    /// Words for reports: `CPU-bound`, `I/O-bound`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Regime::CpuBound => "CPU-bound",
+            Regime::IoBound => "I/O-bound",
+        }
+    }
+}
+
 /// One step of the suite on one target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -37,12 +68,23 @@ pub enum Phase {
     },
     /// Initialise a datadir on the target and start a private server.
     MysqldStart,
+    /// Stop the server and start it again with the buffer pool of `regime` (the profile's
+    /// `[oltp.regimes]`), or with the profile's own `[mysqld]` settings when `None`.
+    MysqldRestart {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        regime: Option<Regime>,
+    },
+    /// Read every OLTP table into the buffer pool, so a CPU-bound run starts warm.
+    OltpPrewarm,
     OltpPrepare {
         workload: Workload,
     },
     OltpRun {
         workload: Workload,
         threads: u32,
+        /// The regime of a profile that runs both (`[oltp.regimes]`); `None` otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        regime: Option<Regime>,
     },
     OltpCleanup {
         workload: Workload,
@@ -104,8 +146,18 @@ impl Phase {
             }
             Phase::FileioCleanup { set } => format!("fileio{}-cleanup", set_suffix(*set)),
             Phase::MysqldStart => "mysqld-start".into(),
+            Phase::MysqldRestart { regime } => format!("mysqld-restart{}", regime_suffix(*regime)),
+            Phase::OltpPrewarm => "oltp-prewarm".into(),
             Phase::OltpPrepare { workload } => format!("oltp-{}-prepare", workload.name()),
-            Phase::OltpRun { workload, threads } => format!("oltp-{}-t{threads}", workload.name()),
+            Phase::OltpRun {
+                workload,
+                threads,
+                regime,
+            } => format!(
+                "oltp-{}-t{threads}{}",
+                workload.name(),
+                regime_suffix(*regime)
+            ),
             Phase::OltpCleanup { workload } => format!("oltp-{}-cleanup", workload.name()),
             Phase::TpccPrepare => "tpcc-prepare".into(),
             Phase::TpccRun {
@@ -145,6 +197,8 @@ impl Phase {
                 Family::Fileio
             }
             Phase::MysqldStart
+            | Phase::MysqldRestart { .. }
+            | Phase::OltpPrewarm
             | Phase::OltpPrepare { .. }
             | Phase::OltpRun { .. }
             | Phase::OltpCleanup { .. }
@@ -154,6 +208,10 @@ impl Phase {
             }
         }
     }
+}
+
+fn regime_suffix(regime: Option<Regime>) -> String {
+    regime.map_or(String::new(), |r| format!("-{}", r.key()))
 }
 
 fn set_suffix(set: usize) -> String {
@@ -194,11 +252,32 @@ mod tests {
         let j = serde_json::to_string(&Phase::OltpRun {
             workload: Workload::ReadWrite,
             threads: 4,
+            regime: None,
         })
         .unwrap();
         assert_eq!(
             j,
             r#"{"kind":"oltp_run","workload":"read_write","threads":4}"#
         );
+        // A regime names the run and is read back; documents without one still read.
+        let cpu = Phase::OltpRun {
+            workload: Workload::ReadOnly,
+            threads: 8,
+            regime: Some(Regime::CpuBound),
+        };
+        assert_eq!(cpu.name(), "oltp-read_only-t8-cpu_bound");
+        let j = serde_json::to_string(&cpu).unwrap();
+        assert!(j.contains(r#""regime":"cpu_bound""#), "{j}");
+        assert_eq!(serde_json::from_str::<Phase>(&j).unwrap(), cpu);
+        let restart = Phase::MysqldRestart {
+            regime: Some(Regime::IoBound),
+        };
+        assert_eq!(restart.name(), "mysqld-restart-io_bound");
+        assert_eq!(
+            Phase::MysqldRestart { regime: None }.name(),
+            "mysqld-restart"
+        );
+        assert_eq!(restart.family(), Family::Oltp);
+        assert!(!restart.is_measurement() && !restart.is_cleanup());
     }
 }

@@ -1,12 +1,12 @@
 //! The answer of a suite run, computed purely from its document: each test's figures per target
 //! with the ratio to the best, a score per test family (the geometric mean over the family's
-//! tests of each target's ratio to the best), an overall ranking (geometric mean of the family
-//! scores), and the doubts a reader must know before trusting a figure.
+//! tests of each target's ratio to the best), and an overall ranking (geometric mean of the
+//! family scores). What makes a figure doubtful is `doubts`.
 
-use super::access::{self, phase_ok, phase_went_wrong};
+use super::access::{self, phase_ok};
 use super::metric::{self, Family};
+use super::phase::{Phase, Regime};
 use super::suite::{PhaseResult, SuiteResult};
-use super::TestOptions;
 
 /// One test (a measurement phase) across the targets of a run.
 #[derive(Clone, Debug)]
@@ -122,6 +122,24 @@ fn family_score(s: &SuiteResult, family: Family, views: &[&TestView]) -> Option<
     let mut left_out = Vec::new();
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); n_targets];
     for v in views {
+        // The CPU-bound pass of `[oltp.regimes]` measures the CPU on purpose: it is shown
+        // beside its I/O-bound twin, not ranked.
+        let cpu_bound = v.rows.iter().any(|r| {
+            matches!(
+                r.phase.phase,
+                Some(Phase::OltpRun {
+                    regime: Some(Regime::CpuBound),
+                    ..
+                })
+            )
+        });
+        if cpu_bound {
+            left_out.push((
+                v.name.clone(),
+                "CPU-bound on purpose: see the two regimes".to_string(),
+            ));
+            continue;
+        }
         let complete = v.rows.len() == n_targets && v.rows.iter().all(|r| v.ratio(r).is_some());
         if !complete {
             let missing: Vec<String> = v
@@ -229,85 +247,4 @@ pub fn ratio_sentences(s: &SuiteResult, r: &Ranking) -> Vec<String> {
         ));
     }
     out
-}
-
-/// Everything that makes a figure of this run doubtful, one sentence each; a doubt that holds
-/// for several targets is said once, naming them.
-pub fn doubts(s: &SuiteResult) -> Vec<String> {
-    let mut out = Vec::new();
-    match access::run_status(s) {
-        "complete" => {}
-        "running" => out.push(
-            "The run is still going (or stopped without saying so): later phases are missing."
-                .into(),
-        ),
-        st => out.push(format!(
-            "The run is {st}: phases after the stop have no figures."
-        )),
-    }
-    // (doubt, targets it holds for), in first-seen order.
-    let mut per: Vec<(String, Vec<&str>)> = Vec::new();
-    for t in &s.targets {
-        let mut mine = Vec::new();
-        mine.extend(super::health::of(t).doubts());
-        if let Some(l) = access::slow_usb_link(t) {
-            mine.push(format!(
-                "on a {} link, not USB 3: the figures are capped by the link.",
-                l.name()
-            ));
-        }
-        let wrong: Vec<String> = t
-            .phases
-            .iter()
-            .filter(|p| phase_went_wrong(p))
-            .map(|p| format!("{} ({})", p.name, access::phase_status(p)))
-            .collect();
-        if !wrong.is_empty() {
-            mine.push(format!("phases that did not finish: {}.", wrong.join(", ")));
-        }
-        bound_doubts(s, t, &mut mine);
-        for d in mine {
-            match per.iter_mut().find(|(x, _)| *x == d) {
-                Some((_, who)) => who.push(&t.name),
-                None => per.push((d, vec![&t.name])),
-            }
-        }
-    }
-    out.extend(
-        per.into_iter()
-            .map(|(d, who)| format!("{}: {d}", who.join(", "))),
-    );
-    out
-}
-
-/// Data sets that fit in memory: the figures then measure caches more than the disk.
-fn bound_doubts(s: &SuiteResult, t: &super::suite::TargetResult, out: &mut Vec<String>) {
-    let mut fileio_cached = Vec::new();
-    for p in &t.phases {
-        let Some(r) = &p.result else { continue };
-        if let TestOptions::Fileio(c) = &r.options {
-            let ram = s.host.ram_bytes;
-            if !c.extra_flags.direct && ram > 0 && c.total_size < ram {
-                fileio_cached.push(p.name.clone());
-            }
-        }
-    }
-    if !fileio_cached.is_empty() {
-        out.push(format!(
-            "fileio files are smaller than RAM and not opened O_DIRECT, so the page cache may serve them ({}): not I/O-bound.",
-            fileio_cached.join(", ")
-        ));
-    }
-    let cpu_bound: Vec<&str> = t
-        .phases
-        .iter()
-        .filter(|p| p.notes.iter().any(|n| n.contains("fits in memory")))
-        .map(|p| p.name.as_str())
-        .collect();
-    if !cpu_bound.is_empty() {
-        out.push(format!(
-            "the OLTP data set fits in the buffer pool ({}): not I/O-bound, the figures measure CPU and memory more than the disk.",
-            cpu_bound.join(", ")
-        ));
-    }
 }

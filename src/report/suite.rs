@@ -3,11 +3,14 @@
 //! ran ([`Phase`]) and holds the engine's result document. Renderers (`summary`, `csv`, `html`)
 //! take this model; nothing parses its JSON back except readers of older bundles.
 //!
-//! Schema 2 (this version): typed statuses (same lowercase words as 1), `phase` and `start_s`
-//! in each phase result, the profile recorded as its name, description and TOML text, each
-//! test's options tagged by engine. Schema 1 bundles are upgraded when read.
+//! Schema 3 (this version): each target's filesystem (statfs: `tmpfs` is RAM) and how a reused
+//! scratch disk was recognised; each OLTP/TPC-C phase's data set against the buffer pool (its
+//! regime) and whether the page cache was dropped, as typed fields instead of notes. Schema 2
+//! added typed statuses, `phase` and `start_s` in each phase result, the profile recorded as
+//! its name, description and TOML text, each test's options tagged by engine. Schema 1 and 2
+//! bundles are upgraded when read.
 
-pub use super::phase::{Phase, When};
+pub use super::phase::{Phase, Regime, When};
 use super::{BenchResult, HostInfo, ToolInfo};
 use crate::disk::Disk;
 use crate::sys::state::{StateSample, SystemState};
@@ -15,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Version of the suite document layout.
-pub const SUITE_SCHEMA_VERSION: u32 = 2;
+pub const SUITE_SCHEMA_VERSION: u32 = 3;
 
 /// How a run stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,6 +143,76 @@ pub struct SmartRecord {
     pub change: Option<crate::disk::smart::SmartChange>,
 }
 
+/// The filesystem a target's work directory is on, read with statfs(2) when the run starts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FilesystemRecord {
+    /// `ext4`, `xfs`, `tmpfs`, … (the mount table's name, else statfs's magic number named),
+    /// or the magic number in hex for a type spindle does not know.
+    pub fs_type: String,
+    /// What it is mounted from (`/dev/sda1`, `tmpfs`), when the mount table says.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The data lives in memory (tmpfs, ramfs, a zram or RAM block device): every figure
+    /// measured there is a memory speed, not a disk's.
+    pub in_ram: bool,
+}
+
+impl FilesystemRecord {
+    /// `tmpfs (in RAM)`, `ext4 on /dev/vda1`.
+    pub fn describe(&self) -> String {
+        let on = match self.source.as_deref() {
+            Some(src) if src.starts_with('/') => format!(" on {src}"),
+            _ => String::new(),
+        };
+        let ram = if self.in_ram {
+            " (in RAM, not a disk)"
+        } else {
+            ""
+        };
+        format!("{}{on}{ram}", self.fs_type)
+    }
+}
+
+/// An OLTP or TPC-C run's data set against the server's InnoDB buffer pool: which regime the
+/// result is in.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataSetFit {
+    /// The benchmark tables, bytes: their files (`.ibd`) just before the run when `measured`,
+    /// else estimated from the row counts.
+    pub data_bytes: u64,
+    pub measured: bool,
+    /// `innodb_buffer_pool_size` the server ran with.
+    pub buffer_pool_bytes: u64,
+}
+
+impl DataSetFit {
+    /// CPU-bound when the data set fits in the buffer pool, else I/O-bound.
+    pub fn regime(&self) -> Regime {
+        if self.data_bytes <= self.buffer_pool_bytes {
+            Regime::CpuBound
+        } else {
+            Regime::IoBound
+        }
+    }
+
+    /// `data set 1.9 GiB (measured) = 7.6× the 256.0 MiB buffer pool: I/O-bound`.
+    pub fn describe(&self) -> String {
+        use crate::units::human_size;
+        format!(
+            "data set {} ({}) = {:.2}× the {} buffer pool: {}",
+            human_size(self.data_bytes),
+            if self.measured {
+                "its table files"
+            } else {
+                "estimated from the rows"
+            },
+            self.data_bytes as f64 / self.buffer_pool_bytes.max(1) as f64,
+            human_size(self.buffer_pool_bytes),
+            self.regime().words()
+        )
+    }
+}
+
 /// One target (a disk or a directory).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetResult {
@@ -154,6 +227,13 @@ pub struct TargetResult {
     pub disk: Option<Disk>,
     /// How the disk was prepared (erased / existing filesystem), and the exact commands.
     pub preparation: Vec<String>,
+    /// For a disk spindle erased again because it held only what an earlier run left: how it
+    /// was recognised as spindle's scratch disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused: Option<String>,
+    /// The filesystem the work happened on (absent in bundles before schema 3).
+    #[serde(default)]
+    pub filesystem: Option<FilesystemRecord>,
     #[serde(default)]
     pub server: Option<ServerInfo>,
     pub state_before: Option<SystemState>,
@@ -184,9 +264,16 @@ pub struct PhaseResult {
     pub start_s: Option<f64>,
     pub seconds: f64,
     pub error: Option<String>,
-    /// Facts about how the phase ran (page cache dropped, O_DIRECT, data set vs RAM …).
+    /// Facts a reader may want about how the phase ran, one sentence each.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Whether the page cache was dropped right before the run: `Some(false)` when it could
+    /// not be (needs root); absent when the phase does not drop it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches_dropped: Option<bool>,
+    /// OLTP and TPC-C runs: the data set against the buffer pool (the regime).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_set: Option<DataSetFit>,
     /// The benchmark result (also partial ones when the phase failed mid-run).
     pub result: Option<BenchResult>,
     /// `tpcc-check`: every consistency condition per warehouse.
@@ -205,8 +292,33 @@ impl PhaseResult {
             seconds: 0.0,
             error: None,
             notes: vec![],
+            caches_dropped: None,
+            data_set: None,
             result: None,
             tpcc_check: None,
+        }
+    }
+}
+
+impl TargetResult {
+    /// A target with no phase, no facts and no samples yet.
+    pub fn new(name: &str, path: &str, kind: TargetKind, description: &str) -> Self {
+        TargetResult {
+            name: name.into(),
+            path: path.into(),
+            kind,
+            description: description.into(),
+            disk: None,
+            preparation: vec![],
+            reused: None,
+            filesystem: None,
+            server: None,
+            state_before: None,
+            state_after: None,
+            smart: None,
+            usb_trouble: None,
+            samples: vec![],
+            phases: vec![],
         }
     }
 }
@@ -238,8 +350,48 @@ impl SuiteResult {
             upgrade_v1(&mut v);
         }
         upgrade_results(&mut v);
-        serde_json::from_value(v)
-            .map_err(|e| anyhow::anyhow!("'{origin}': malformed suite results document: {e}"))
+        let mut s: SuiteResult = serde_json::from_value(v)
+            .map_err(|e| anyhow::anyhow!("'{origin}': malformed suite results document: {e}"))?;
+        if ver < 3 {
+            s.upgrade_v2();
+        }
+        s.schema_version = SUITE_SCHEMA_VERSION;
+        Ok(s)
+    }
+
+    /// Schema 2 → 3: the notes that were facts become typed fields — "page cache dropped before
+    /// the run" the phase's `caches_dropped`, the data set notes its `data_set` (estimated from
+    /// the rows and the recorded buffer pool, as those notes were).
+    fn upgrade_v2(&mut self) {
+        for t in &mut self.targets {
+            let pool = super::access::buffer_pool_bytes(t);
+            for p in &mut t.phases {
+                p.notes.retain(|n| match n.as_str() {
+                    "page cache dropped before the run" => {
+                        p.caches_dropped = Some(true);
+                        false
+                    }
+                    "page cache not dropped (needs root)" => {
+                        p.caches_dropped = Some(false);
+                        false
+                    }
+                    n => !(n.starts_with("OLTP data set ≈") || n.starts_with("TPC-C data set ≈")),
+                });
+                if p.data_set.is_none() {
+                    let rows = p
+                        .result
+                        .as_ref()
+                        .and_then(|r| estimated_data_bytes(&r.options));
+                    p.data_set = rows
+                        .zip(pool)
+                        .map(|(data_bytes, buffer_pool_bytes)| DataSetFit {
+                            data_bytes,
+                            measured: false,
+                            buffer_pool_bytes,
+                        });
+                }
+            }
+        }
     }
 
     /// After a power loss or crash: the run and the phase that was running are marked
@@ -267,6 +419,17 @@ impl SuiteResult {
                 .filter(|p| p.status == PhaseStatus::Failed)
                 .map(move |p| (t, p))
         })
+    }
+}
+
+/// The data set of an OLTP or TPC-C run estimated from its options (rows or warehouses).
+pub fn estimated_data_bytes(options: &super::TestOptions) -> Option<u64> {
+    match options {
+        super::TestOptions::Oltp(c) => {
+            Some(crate::oltp::estimated_data_bytes(c.tables, c.table_size))
+        }
+        super::TestOptions::Tpcc(c) => Some(crate::tpcc::estimated_data_bytes(c.warehouses)),
+        super::TestOptions::Fileio(_) => None,
     }
 }
 
@@ -301,6 +464,7 @@ fn upgrade_results(v: &mut serde_json::Value) {
                 if r.get("schema_version").and_then(|n| n.as_u64()) < Some(2) {
                     super::model::upgrade_v1(r);
                 }
+                super::model::move_diagnostics(r);
             }
         }
     }
@@ -377,19 +541,8 @@ pub mod tests_support {
             )
         };
         let target = |name: &str, r| TargetResult {
-            name: name.into(),
-            path: format!("/mnt/{name}"),
-            kind: TargetKind::Disk,
-            description: "test disk".into(),
-            disk: None,
-            preparation: vec![],
-            server: None,
-            smart: None,
-            usb_trouble: None,
-            state_before: None,
-            state_after: None,
-            samples: vec![],
             phases: vec![phase(r)],
+            ..TargetResult::new(name, &format!("/mnt/{name}"), TargetKind::Disk, "test disk")
         };
         SuiteResult {
             schema_version: SUITE_SCHEMA_VERSION,
@@ -452,6 +605,40 @@ mod tests {
         );
         let e = SuiteResult::from_json("[1,2", "bad.json").unwrap_err();
         assert!(e.to_string().contains("bad.json"), "{e}");
+    }
+
+    #[test]
+    fn schema_2_notes_become_typed_facts_and_diagnostics() {
+        let s = tests_support::two_disk_suite();
+        let mut v = serde_json::to_value(&s).unwrap();
+        v["schema_version"] = 2.into();
+        let p = &mut v["targets"][0]["phases"][0];
+        p["notes"] = serde_json::json!([
+            "page cache dropped before the run",
+            "OLTP data set ≈ 9.5 MiB vs buffer pool 64.0 MiB: fits in memory (CPU-bound)",
+            "MariaDB 10.11.6"
+        ]);
+        p["result"]["notes"] = serde_json::json!([
+            "file set (268435456 bytes) is smaller than RAM (25276502016 bytes) and O_DIRECT is off: reads may be served from the page cache",
+            "writable wake-ups dropped on 4 client sockets (one wake-up per query instead of two)",
+            "write data: random bytes (incompressible, every sector distinct)"
+        ]);
+        let back = SuiteResult::from_json(&v.to_string(), "old/results.json").unwrap();
+        assert_eq!(back.schema_version, SUITE_SCHEMA_VERSION);
+        let p = &back.targets[0].phases[0];
+        assert_eq!(p.caches_dropped, Some(true));
+        assert_eq!(p.notes, ["MariaDB 10.11.6"]);
+        let r = p.result.as_ref().unwrap();
+        assert_eq!(
+            r.notes,
+            ["write data: random bytes (incompressible, every sector distinct)"]
+        );
+        assert_eq!(
+            r.diagnostics,
+            ["writable wake-ups dropped on 4 client sockets (one wake-up per query instead of two)"]
+        );
+        // a fileio result has no data set against a buffer pool
+        assert_eq!(p.data_set, None);
     }
 
     #[test]

@@ -1,6 +1,9 @@
-//! `summary.txt`: the targets side by side per test with the ratio to the best one — the way
-//! the reference articles compare an SSD with an HDD — then skipped disks, failures and notes.
+//! `summary.txt` (also what `spindle report show` prints): the targets, the doubts numbered,
+//! then the targets side by side per test with the ratio to the best one — the way the
+//! reference articles compare an SSD with an HDD — each figure with the numbers of its doubts,
+//! the two regimes of `[oltp.regimes]`, then failures and notes.
 
+use super::doubts::DoubtList;
 use super::suite::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 use super::{BenchResult, Counters};
 use std::fmt::Write as _;
@@ -63,9 +66,12 @@ pub fn render_summary(s: &SuiteResult) -> String {
             let _ = writeln!(out, "  {:<10} {}  {}", k.device, k.id, k.reason);
         }
     }
+    let doubts = DoubtList::of(s);
+    doubts_section(&mut out, s, &doubts);
     for test in test_names(s) {
-        test_table(&mut out, s, &test);
+        test_table(&mut out, s, &test, &doubts);
     }
+    super::regimes::summary_section(&mut out, s);
     queueing(&mut out, s);
     tpcc_checks(&mut out, s);
     failures(&mut out, s);
@@ -105,14 +111,41 @@ fn header(w: &mut String, s: &SuiteResult) {
         s.run_id,
         s.started_at,
         s.finished_at.as_deref().unwrap_or("-"),
-        s.status
+        super::access::status_line(s)
     );
+}
+
+/// The numbered doubts (the numbers appear beside the figures), or that there is none.
+fn doubts_section(w: &mut String, s: &SuiteResult, doubts: &DoubtList) {
+    if s.targets
+        .iter()
+        .all(|t| t.phases.iter().all(|p| p.result.is_none()))
+    {
+        return;
+    }
+    if doubts.is_empty() {
+        let _ = writeln!(w, "\n{}", super::doubts::none_found(s));
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "\nBefore trusting these figures (the numbers appear beside the figures they hold for):"
+    );
+    for line in doubts.lines(s) {
+        let _ = writeln!(w, "  {line}");
+    }
 }
 
 fn targets(w: &mut String, s: &SuiteResult) {
     let _ = writeln!(w, "\nTargets:");
     for t in &s.targets {
         let _ = writeln!(w, "  {:<10} {}  {}", t.name, t.path, t.description);
+        if let Some(fs) = &t.filesystem {
+            let _ = writeln!(w, "  {:<10} filesystem: {}", "", fs.describe());
+        }
+        if let Some(how) = &t.reused {
+            let _ = writeln!(w, "  {:<10} {how}", "");
+        }
         let h = super::health::of(t);
         let _ = writeln!(w, "  {:<10} SoC temperature: {}", "", h.temperature());
         let _ = writeln!(w, "  {:<10} under-voltage: {}", "", h.undervoltage());
@@ -165,19 +198,21 @@ fn test_names(s: &SuiteResult) -> Vec<String> {
     tests
 }
 
-/// One test: a row per target with its figures and the ratio to the best target.
-fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
-    let rows: Vec<(&TargetResult, &PhaseResult)> = s
+/// One test: a row per target with its figures, the ratio to the best target and the
+/// numbers of its doubts.
+fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
+    let rows: Vec<(usize, &TargetResult, &PhaseResult)> = s
         .targets
         .iter()
-        .filter_map(|t| t.phases.iter().find(|p| p.name == test).map(|p| (t, p)))
+        .enumerate()
+        .filter_map(|(i, t)| t.phases.iter().find(|p| p.name == test).map(|p| (i, t, p)))
         .collect();
     let best = rows
         .iter()
-        .filter(|(_, p)| p.status == PhaseStatus::Ok)
-        .filter_map(|(_, p)| p.result.as_ref().map(|r| figures(r).primary))
+        .filter(|(_, _, p)| p.status == PhaseStatus::Ok)
+        .filter_map(|(_, _, p)| p.result.as_ref().map(|r| figures(r).primary))
         .fold(0.0, f64::max);
-    let Some(first) = rows.iter().find_map(|(_, p)| p.result.as_ref()) else {
+    let Some(first) = rows.iter().find_map(|(_, _, p)| p.result.as_ref()) else {
         return;
     };
     let f0 = figures(first);
@@ -188,14 +223,14 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
         ),
         _ => ("thread", String::new()),
     };
-    let plural = if first.threads == 1 { "" } else { "s" };
-    let _ = writeln!(w, "\n{test}  ({} {unit}{plural}{shape})", first.threads);
+    let count = crate::units::count(first.threads as u64, unit);
+    let _ = writeln!(w, "\n{test}  ({count}{shape})");
     let _ = writeln!(
         w,
-        "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}",
+        "  {:<10} {:>12} {:>10} {:>9} {:>9} {:>8}  doubts",
         "target", f0.primary_label, f0.secondary_label, "p95 ms", "p99 ms", "vs best"
     );
-    for (t, p) in rows {
+    for (i, t, p) in rows {
         match &p.result {
             Some(r) => {
                 let f = figures(r);
@@ -205,11 +240,12 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str) {
                 } else {
                     format!("  ({}: partial)", p.status)
                 };
-                let _ = writeln!(
-                    w,
-                    "  {:<10} {:>12.2} {:>10.2} {:>9.2} {:>9.2} {:>8.2}{flag}",
+                let refs = doubts.refs_text(i, &p.name);
+                let line = format!(
+                    "  {:<10} {:>12.2} {:>10.2} {:>9.2} {:>9.2} {:>8.2}  {refs:<6}{flag}",
                     t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio
                 );
+                let _ = writeln!(w, "{}", line.trim_end());
             }
             None => {
                 let _ = writeln!(
@@ -317,12 +353,20 @@ fn failures(w: &mut String, s: &SuiteResult) {
     }
 }
 
-/// One line per target and distinct note, naming the phases it applies to.
+/// One line per target and distinct note, naming the phases it applies to: the phase's notes
+/// and, for OLTP and TPC-C runs, their data set against the buffer pool.
 fn notes(w: &mut String, s: &SuiteResult) {
     let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
     for t in &s.targets {
         for p in &t.phases {
-            for n in &p.notes {
+            let fit = p.data_set.map(|f| {
+                let engine = match p.phase.map(|ph| ph.family()) {
+                    Some(super::phase::Family::Tpcc) => "TPC-C",
+                    _ => "OLTP",
+                };
+                format!("{engine} {}", f.describe())
+            });
+            for n in p.notes.iter().chain(&fit) {
                 let key = format!("{} {n}", t.name);
                 match notes.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, phases)) => phases.push(&p.name),
@@ -356,12 +400,55 @@ mod tests {
             .lines()
             .find(|l| l.trim_start().starts_with("hdd ") && l.contains("100.00"))
             .unwrap();
-        assert!(
-            ssd.contains("1000.00") && ssd.trim_end().ends_with("1.00"),
-            "{ssd}"
-        );
-        assert!(hdd.trim_end().ends_with("0.10"), "{hdd}");
+        // target, req/s, MiB/s, p95, p99, vs best, doubts
+        let fields = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(fields(ssd)[5..], ["1.00", "1"], "{ssd}");
+        assert_eq!(fields(hdd)[5..], ["0.10", "1"], "{hdd}");
         assert!(text.contains("Skipped disks:") && text.contains("holds data"));
+        // the doubt the numbers point at, listed before the tables
+        let doubts = text.find("Before trusting these figures").unwrap();
+        assert!(
+            doubts < text.find("fileio-rndrw-t1  (1 thread)").unwrap(),
+            "{text}"
+        );
+        assert!(
+            text.contains("  [1] ssd, hdd (fileio-rndrw-t1): measured for less than 30 s"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_status_line_says_when_phases_failed_or_were_skipped() {
+        let mut s = suite();
+        assert!(render_summary(&s).contains("status: complete\n"));
+        let mut skipped = s.targets[1].phases[0].clone();
+        skipped.name = "oltp-read_only-t4".into();
+        skipped.status = PhaseStatus::Skipped;
+        skipped.result = None;
+        s.targets[1].phases[0].status = PhaseStatus::Failed;
+        s.targets[1].phases.push(skipped.clone());
+        s.targets[1].phases.push(skipped);
+        let text = render_summary(&s);
+        assert!(
+            text.contains("status: complete (1 phase failed, 2 skipped)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_reused_disk_and_the_filesystem_are_named_under_targets() {
+        let mut s = suite();
+        s.targets[0].reused = Some("reused as spindle's scratch disk: sda1 (ext4) …".into());
+        s.targets[0].filesystem = Some(crate::report::suite::FilesystemRecord {
+            fs_type: "ext4".into(),
+            source: Some("/dev/sda1".into()),
+            in_ram: false,
+        });
+        let text = render_summary(&s);
+        assert!(
+            text.contains("  ssd        /mnt/ssd  test disk\n             filesystem: ext4 on /dev/sda1\n             reused as spindle's scratch disk: sda1 (ext4) …\n"),
+            "{text}"
+        );
     }
 
     #[test]

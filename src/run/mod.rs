@@ -3,8 +3,9 @@
 //! ```text
 //! RunRequest ─ targets::plan_disks (pure: which disks, what to do to each)
 //!            ─ targets::prepare_disks (erase or mount, through sys::System; guards release)
-//!            ─ suite::run_suite: plan::phases per target → phases::run_phase (tpcc: TPC-C) → engines
-//!                                (bundle rewritten after every phase)
+//!            ─ suite::run_suite: plan::phases per target → phases::run_phase → engines
+//!                                (tpcc: TPC-C; regimes: `[oltp.regimes]`'s restarts, prewarm)
+//!                                (bundle rewritten as every phase starts)
 //!            ─ release ─► SuiteResult (typed: report::suite)
 //! ```
 //!
@@ -15,6 +16,7 @@
 pub mod assemble;
 mod phases;
 pub mod plan;
+mod regimes;
 mod sampler;
 pub mod suite;
 pub mod targets;

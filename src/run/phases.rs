@@ -9,8 +9,8 @@ use crate::fileio::{self, TestMode};
 use crate::model::IntervalSample;
 use crate::oltp::{self, OltpConfig, Workload};
 use crate::provision::mysqld;
-use crate::report::phase::{Phase, When};
-use crate::report::suite::{ServerInfo, TargetResult};
+use crate::report::phase::{Phase, Regime, When};
+use crate::report::suite::{DataSetFit, PhaseResult, ServerInfo, TargetResult};
 use crate::report::{BenchResult, TestOptions};
 use crate::sys::state;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,11 @@ pub struct TargetRun {
     pub work: PathBuf,
     /// Per fileio set: its files are prepared.
     fileio_ok: Vec<bool>,
-    server: Option<mysqld::ClientInfo>,
+    pub(super) server: Option<mysqld::ClientInfo>,
+    /// The buffer pool the server runs with now (the profile's, or a regime's).
+    pub(super) buffer_pool: u64,
+    /// A regime whose pass cannot run on this target, and why (its runs are skipped).
+    pub(super) regime_skipped: Option<(Regime, String)>,
     /// The OLTP tables on the server, when prepared.
     oltp_tables: Option<DataSet>,
     /// The TPC-C warehouses are loaded.
@@ -60,6 +64,8 @@ impl TargetRun {
             work,
             fileio_ok: vec![false; fileio_sets],
             server: None,
+            buffer_pool: 0,
+            regime_skipped: None,
             oltp_tables: None,
             tpcc_loaded: false,
         }
@@ -114,13 +120,13 @@ pub struct Ctx<'a> {
     pub chatter: &'a Chatter,
 }
 
-/// Runs `phase`. `notes` collects facts about how it ran; `target` receives what the phase
-/// records about the target itself (system state, server).
+/// Runs `phase`. `pr` receives facts about how it ran (notes, the page cache, the data set);
+/// `target` what the phase records about the target itself (system state, server).
 pub fn run_phase(
     ctx: &Ctx<'_>,
     run: &mut TargetRun,
     phase: &Phase,
-    notes: &mut Vec<String>,
+    pr: &mut PhaseResult,
     target: &mut TargetResult,
 ) -> anyhow::Result<Outcome> {
     match *phase {
@@ -135,7 +141,7 @@ pub fn run_phase(
         Phase::FileioPrepare { set } => fileio_prepare(ctx, run, set),
         Phase::FileioRun {
             set, mode, threads, ..
-        } => fileio_run(ctx, run, set, mode, threads, notes),
+        } => fileio_run(ctx, run, set, mode, threads, pr),
         Phase::FileioCleanup { set } => {
             let cfg = fileio_config(ctx, run, set, None, 1);
             if cfg.dir.exists() {
@@ -144,9 +150,15 @@ pub fn run_phase(
             }
             Ok(Outcome::Done(None))
         }
-        Phase::MysqldStart => mysqld_start(ctx, run, notes, target),
+        Phase::MysqldStart => mysqld_start(ctx, run, pr, target),
+        Phase::MysqldRestart { regime } => super::regimes::restart(ctx, run, regime, pr),
+        Phase::OltpPrewarm => super::regimes::prewarm(ctx, run, pr),
         Phase::OltpPrepare { workload } => oltp_prepare(ctx, run, workload),
-        Phase::OltpRun { workload, threads } => oltp_run(ctx, run, workload, threads, notes),
+        Phase::OltpRun {
+            workload,
+            threads,
+            regime,
+        } => oltp_run(ctx, run, (workload, threads, regime), pr),
         Phase::OltpCleanup { workload } => {
             let client = match server_ready(run) {
                 Ok(c) => c,
@@ -158,7 +170,7 @@ pub fn run_phase(
             Ok(Outcome::Done(None))
         }
         Phase::TpccPrepare => super::tpcc::prepare(ctx, run),
-        Phase::TpccRun { .. } => super::tpcc::run(ctx, run, notes),
+        Phase::TpccRun { .. } => super::tpcc::run(ctx, run, pr),
         Phase::TpccCheck => super::tpcc::check(ctx, run),
         Phase::TpccCleanup => super::tpcc::cleanup(ctx, run),
         Phase::MysqldStop => {
@@ -167,7 +179,7 @@ pub fn run_phase(
                 return Ok(Outcome::Skipped("no server was provisioned".into()));
             }
             let out = block_on(mysqld::stop(&datadir, Duration::from_secs(300)))??;
-            notes.push(out.to_string());
+            pr.notes.push(out.to_string());
             run.server = None;
             Ok(Outcome::Done(None))
         }
@@ -208,7 +220,7 @@ fn fileio_run(
     set: usize,
     mode: TestMode,
     threads: u32,
-    notes: &mut Vec<String>,
+    pr: &mut PhaseResult,
 ) -> anyhow::Result<Outcome> {
     if !run.fileio_ok[set] {
         return Ok(Outcome::Skipped(
@@ -223,11 +235,7 @@ fn fileio_run(
         }
     }
     if ctx.opts.profile.fileio[set].drop_caches {
-        notes.push(if crate::sys::drop_caches() {
-            "page cache dropped before the run".into()
-        } else {
-            "page cache not dropped (needs root)".into()
-        });
+        pr.caches_dropped = Some(crate::sys::drop_caches());
     }
     let m = fileio::run(&cfg, ctx.controller, ctx.chatter)?;
     if mode == TestMode::Seqwr {
@@ -235,7 +243,8 @@ fn fileio_run(
         let again = fileio_config(ctx, run, set, None, 1);
         if let Err(e) = fileio::prepare(&again, ctx.controller, ctx.chatter) {
             run.fileio_ok[set] = false;
-            notes.push(format!("re-prepare after seqwr failed: {e:#}"));
+            pr.notes
+                .push(format!("re-prepare after seqwr failed: {e:#}"));
         }
     }
     Ok(Outcome::Done(Some(Box::new(BenchResult::new(
@@ -244,7 +253,7 @@ fn fileio_run(
     )))))
 }
 
-fn server_spec(ctx: &Ctx<'_>, work: &Path) -> mysqld::ServerSpec {
+pub(super) fn server_spec(ctx: &Ctx<'_>, work: &Path) -> mysqld::ServerSpec {
     mysqld::ServerSpec {
         datadir: work.join("mysql"),
         flavor: ctx.opts.server.flavor,
@@ -273,15 +282,18 @@ const SETTINGS_THAT_MATTER: &[&str] = &[
 fn mysqld_start(
     ctx: &Ctx<'_>,
     run: &mut TargetRun,
-    notes: &mut Vec<String>,
+    pr: &mut PhaseResult,
     target: &mut TargetResult,
 ) -> anyhow::Result<Outcome> {
     let spec = server_spec(ctx, &run.work);
     mysqld::init(&spec)?;
     let client = block_on(mysqld::start(&spec))??;
-    notes.push(format!("server socket {}", client.socket.display()));
+    // Where the server listened is for the phase's log, not the report (it is gone after).
+    ctx.chatter
+        .message(&format!("server socket {}", client.socket.display()));
+    run.buffer_pool = buffer_pool_bytes(ctx);
     if let Ok(st) = mysqld::status(&spec.datadir) {
-        notes.push(format!("{} {}", st.flavor, st.version));
+        pr.notes.push(format!("{} {}", st.flavor, st.version));
         let cnf = std::fs::read_to_string(&st.config)
             .map(|t| mysqld::config::parse_cnf_section(&t, "mysqld"))
             .unwrap_or_default();
@@ -309,7 +321,7 @@ pub(super) fn server_ready(run: &TargetRun) -> Result<mysqld::ClientInfo, String
     Ok(client)
 }
 
-fn oltp_config(
+pub(super) fn oltp_config(
     ctx: &Ctx<'_>,
     workload: Workload,
     threads: u32,
@@ -349,29 +361,33 @@ fn oltp_prepare(ctx: &Ctx<'_>, run: &mut TargetRun, workload: Workload) -> anyho
     Ok(Outcome::Done(None))
 }
 
+/// One OLTP run: (workload, threads, the regime of a two-regime profile).
 fn oltp_run(
     ctx: &Ctx<'_>,
     run: &mut TargetRun,
-    workload: Workload,
-    threads: u32,
-    notes: &mut Vec<String>,
+    (workload, threads, regime): (Workload, u32, Option<Regime>),
+    pr: &mut PhaseResult,
 ) -> anyhow::Result<Outcome> {
     let client = match server_ready(run) {
         Ok(c) => c,
         Err(why) => return Ok(Outcome::Skipped(why)),
     };
+    if let Some((skipped, why)) = &run.regime_skipped {
+        if Some(*skipped) == regime {
+            return Ok(Outcome::Skipped(why.clone()));
+        }
+    }
     let Some(tables) = run.oltp_tables.as_mut() else {
         return Ok(Outcome::Skipped("the OLTP tables were not prepared".into()));
     };
-    notes.push(tables.describe());
+    pr.notes.push(tables.describe());
     if !tables.used_by.contains(&workload) {
         tables.used_by.push(workload);
     }
     let cfg = oltp_config(ctx, workload, threads, &client);
-    notes.push(data_set_note(ctx, &cfg));
-    if crate::sys::drop_caches() {
-        notes.push("page cache dropped before the run".into());
-    }
+    let estimate = oltp::estimated_data_bytes(cfg.tables, cfg.table_size);
+    pr.data_set = Some(data_set(run, &client, estimate));
+    pr.caches_dropped = Some(crate::sys::drop_caches());
     let m = oltp::run(&cfg, ctx.controller, ctx.chatter)?;
     let mut r = BenchResult::new(TestOptions::Oltp(Box::new(cfg)), m);
     if r.error.is_none() && !server_alive(&run.work) {
@@ -399,24 +415,31 @@ pub(super) fn server_stopped_error(work: &Path) -> String {
     )
 }
 
-/// Whether the OLTP data set fits in the buffer pool (then the run measures the CPU, not the
-/// disk): ≈ 250 bytes per sbtest row on disk.
-fn data_set_note(ctx: &Ctx<'_>, cfg: &OltpConfig) -> String {
-    let bp = buffer_pool_bytes(ctx);
-    let data = cfg.tables as u64 * cfg.table_size as u64 * 250;
-    format!(
-        "OLTP data set ≈ {} vs buffer pool {}: {}",
-        crate::units::human_size(data),
-        crate::units::human_size(bp),
-        if data > bp {
-            "I/O-bound"
-        } else {
-            "fits in memory (CPU-bound)"
-        }
-    )
+/// The benchmark database's data set against the buffer pool the server runs with: the size
+/// of its table files (`<datadir>/<database>/*.ibd`) right now, or `estimate` when they
+/// cannot be read.
+pub(super) fn data_set(run: &TargetRun, client: &mysqld::ClientInfo, estimate: u64) -> DataSetFit {
+    let measured = table_files_bytes(&run.work.join("mysql").join(&client.database));
+    DataSetFit {
+        data_bytes: measured.unwrap_or(estimate),
+        measured: measured.is_some(),
+        buffer_pool_bytes: run.buffer_pool,
+    }
 }
 
-fn block_on<F: std::future::Future>(f: F) -> anyhow::Result<F::Output> {
+/// The bytes of the InnoDB table files in a database directory (`None` if it has none).
+pub(super) fn table_files_bytes(dir: &Path) -> Option<u64> {
+    let total: u64 = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "ibd"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    (total > 0).then_some(total)
+}
+
+pub(super) fn block_on<F: std::future::Future>(f: F) -> anyhow::Result<F::Output> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?

@@ -4,7 +4,7 @@
 use crate::config::profile::SuiteProfile;
 use crate::fileio::IoMode;
 use crate::oltp::Workload;
-use crate::report::phase::{Phase, Queue, When};
+use crate::report::phase::{Phase, Queue, Regime, When};
 
 /// The phases for one target, in order.
 pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
@@ -33,31 +33,19 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
         return v;
     }
     v.push(Phase::MysqldStart);
+    let regimes = profile.oltp.as_ref().is_some_and(|o| o.regimes.is_some());
     if let Some(o) = &profile.oltp {
-        // One data set per target: prepared once before the first workload (and again only
-        // before the workloads the profile asks to reprepare), dropped after the last.
-        let mut prepared: Option<Workload> = None;
-        for &workload in &o.workloads {
-            match prepared {
-                None => v.push(Phase::OltpPrepare { workload }),
-                Some(previous) if o.reprepare.contains(&workload) => {
-                    v.push(Phase::OltpCleanup { workload: previous });
-                    v.push(Phase::OltpPrepare { workload });
-                }
-                Some(_) => {}
-            }
-            if prepared.is_none() || o.reprepare.contains(&workload) {
-                prepared = Some(workload);
-            }
-            for &threads in &o.threads {
-                v.push(Phase::OltpRun { workload, threads });
-            }
-        }
-        if let Some(last) = prepared {
-            v.push(Phase::OltpCleanup { workload: last });
+        if regimes {
+            oltp_in_both_regimes(o, &mut v);
+        } else {
+            oltp_once(o, &mut v);
         }
     }
     if let Some(t) = &profile.tpcc {
+        if regimes {
+            // Back to the profile's own server settings.
+            v.push(Phase::MysqldRestart { regime: None });
+        }
         v.push(Phase::TpccPrepare);
         v.push(Phase::TpccRun {
             warehouses: t.base.warehouses,
@@ -71,6 +59,63 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
     v.push(Phase::MysqldStop);
     v.push(Phase::SystemState { when: When::After });
     v
+}
+
+/// One data set per target: prepared once before the first workload (and again only before
+/// the workloads the profile asks to reprepare), dropped after the last.
+fn oltp_once(o: &crate::config::profile::OltpPlan, v: &mut Vec<Phase>) {
+    let mut prepared: Option<Workload> = None;
+    for &workload in &o.workloads {
+        match prepared {
+            None => v.push(Phase::OltpPrepare { workload }),
+            Some(previous) if o.reprepare.contains(&workload) => {
+                v.push(Phase::OltpCleanup { workload: previous });
+                v.push(Phase::OltpPrepare { workload });
+            }
+            Some(_) => {}
+        }
+        if prepared.is_none() || o.reprepare.contains(&workload) {
+            prepared = Some(workload);
+        }
+        for &threads in &o.threads {
+            v.push(Phase::OltpRun {
+                workload,
+                threads,
+                regime: None,
+            });
+        }
+    }
+    if let Some(last) = prepared {
+        v.push(Phase::OltpCleanup { workload: last });
+    }
+}
+
+/// `[oltp.regimes]`: one data set, every workload run once per regime — CPU-bound first (the
+/// server restarted with the large buffer pool and the tables read into it), then I/O-bound
+/// (restarted with the small one) — and dropped after the last.
+fn oltp_in_both_regimes(o: &crate::config::profile::OltpPlan, v: &mut Vec<Phase>) {
+    let Some(&first) = o.workloads.first() else {
+        return;
+    };
+    v.push(Phase::OltpPrepare { workload: first });
+    for regime in Regime::ALL {
+        v.push(Phase::MysqldRestart {
+            regime: Some(regime),
+        });
+        if regime == Regime::CpuBound {
+            v.push(Phase::OltpPrewarm);
+        }
+        for &workload in &o.workloads {
+            for &threads in &o.threads {
+                v.push(Phase::OltpRun {
+                    workload,
+                    threads,
+                    regime: Some(regime),
+                });
+            }
+        }
+    }
+    v.push(Phase::OltpCleanup { workload: first });
 }
 
 /// Rows per second an OLTP prepare loads, and bytes per second a fileio prepare writes, on a
@@ -112,7 +157,11 @@ pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
             .map(|t| t.base.rampup_s + t.base.measured_s())
             .unwrap_or(1),
         Phase::TpccCheck => 10,
-        Phase::MysqldStart => 10,
+        Phase::MysqldStart | Phase::MysqldRestart { .. } => 10,
+        // Reading the data set at ≈ 100 MiB/s.
+        Phase::OltpPrewarm => p.oltp.as_ref().map_or(1, |o| {
+            crate::oltp::estimated_data_bytes(o.base.tables, o.base.table_size) / (100 << 20) + 5
+        }),
         _ => 1,
     }
 }
@@ -183,6 +232,47 @@ mod tests {
         assert!(
             names.contains(&"tpcc-w10-c50".to_string()),
             "seed 003's TPC-C"
+        );
+    }
+
+    #[test]
+    fn regimes_run_every_workload_twice_on_one_data_set() {
+        let text = "[mysqld]\nbuffer_pool_size = \"64M\"\n[oltp]\nworkloads = [\"read_write\", \"read_only\"]\ntables = 4\ntable_size = 100000\nthreads = [4]\ntime = 5\n[oltp.regimes]\ncpu_bound = \"auto\"\nio_bound = \"16M\"\n[tpcc]\nwarehouses = 1\nconnections = 2\ntime = 5\ncheck = false\n";
+        let p = SuiteProfile::parse(text, "x", "x.toml").unwrap();
+        let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+        assert_eq!(
+            names[1..names.len() - 2],
+            [
+                "mysqld-start",
+                "oltp-read_only-prepare",
+                "mysqld-restart-cpu_bound",
+                "oltp-prewarm",
+                "oltp-read_only-t4-cpu_bound",
+                "oltp-read_write-t4-cpu_bound",
+                "mysqld-restart-io_bound",
+                "oltp-read_only-t4-io_bound",
+                "oltp-read_write-t4-io_bound",
+                "oltp-read_only-cleanup",
+                "mysqld-restart",
+                "tpcc-prepare",
+                "tpcc-w1-c2",
+                "tpcc-cleanup"
+            ]
+        );
+        // reprepare would give the second regime another data set
+        let e = SuiteProfile::parse(
+            &text.replace(
+                "time = 5\n[oltp.regimes]",
+                "time = 5\nreprepare = [\"read_write\"]\n[oltp.regimes]",
+            ),
+            "x",
+            "x.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("profile file 'x.toml': oltp.regimes: cannot be combined with reprepare"),
+            "{e}"
         );
     }
 

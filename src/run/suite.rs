@@ -111,6 +111,9 @@ pub fn run_suite(
     // Every target is listed from the start: a bundle cut short by a power loss still names
     // the disks that were prepared and not reached.
     result.targets = opts.targets.iter().map(new_target).collect();
+    for t in &mut result.targets {
+        t.filesystem = super::targets::filesystem_of(&opts.sys.root, Path::new(&t.path));
+    }
     if opts.targets.is_empty() {
         result.status = RunStatus::NoTargets;
     }
@@ -162,19 +165,15 @@ impl Progress {
 
 fn new_target(spec: &TargetSpec) -> TargetResult {
     TargetResult {
-        name: spec.name.clone(),
-        path: spec.dir.display().to_string(),
-        kind: spec.kind,
-        description: spec.description.clone(),
         disk: spec.disk.clone(),
         preparation: spec.preparation.clone(),
-        server: None,
-        smart: None,
-        usb_trouble: None,
-        state_before: None,
-        state_after: None,
-        samples: vec![],
-        phases: vec![],
+        reused: spec.reused.clone(),
+        ..TargetResult::new(
+            &spec.name,
+            &spec.dir.display().to_string(),
+            spec.kind,
+            &spec.description,
+        )
     }
 }
 
@@ -356,7 +355,7 @@ fn execute_phase(
         controller,
         chatter,
     };
-    let outcome = phases::run_phase(&ctx, run, phase, &mut pr.notes, target);
+    let outcome = phases::run_phase(&ctx, run, phase, &mut pr, target);
     pr.seconds = t0.elapsed().as_secs_f64();
     let outcome = if controller.stop_requested() && !phase.is_cleanup() {
         match interrupted(&mut pr, outcome, phase) {
@@ -634,6 +633,7 @@ mod tests {
         let phase = Phase::OltpRun {
             workload: crate::oltp::Workload::ReadWrite,
             threads: 4,
+            regime: None,
         };
         assert_eq!(disk_gone(&opts, &target, &phase), None, "still there");
         // the kernel reports no medium

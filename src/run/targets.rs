@@ -5,7 +5,7 @@
 
 use crate::disk::{self, Disk, DiskPolicy, Naming};
 use crate::provision::prepare::{self, Preparation, ReleaseGuard};
-use crate::report::suite::{Skipped, TargetKind};
+use crate::report::suite::{FilesystemRecord, Skipped, TargetKind};
 use crate::sys::System;
 use std::path::{Path, PathBuf};
 
@@ -35,6 +35,8 @@ pub struct TargetSpec {
     pub disk: Option<Disk>,
     /// How the disk was prepared (the commands run).
     pub preparation: Vec<String>,
+    /// A spindle scratch disk erased again: how it was recognised.
+    pub reused: Option<String>,
 }
 
 impl TargetSpec {
@@ -47,6 +49,7 @@ impl TargetSpec {
             description: format!("directory {}", dir.display()),
             disk: None,
             preparation: vec![],
+            reused: None,
         }
     }
 }
@@ -151,7 +154,11 @@ pub fn prepare_disks(
     for (d, p) in plan.planned {
         match prepare::prepare_with(&d, &p, &plan.policy, work_dir, sys, &opts) {
             Ok(t) => {
+                if let Some(how) = &t.reused {
+                    message(&format!("{}: {how}", d.path.display()));
+                }
                 out.targets.push(TargetSpec {
+                    reused: t.reused.clone(),
                     name: d.name.clone(),
                     dir: t.work_dir.clone(),
                     kind: TargetKind::Disk,
@@ -201,6 +208,57 @@ pub fn directory_targets(dirs: &[PathBuf]) -> anyhow::Result<Vec<TargetSpec>> {
         out.push(TargetSpec::directory(&name, &abs));
     }
     Ok(out)
+}
+
+/// The filesystem `dir` is on: statfs(2) says which kind and whether it is in RAM; the mount
+/// table (through `root`) gives the exact name (`ext4` rather than statfs's `ext2/3/4`) and
+/// the device. `None` when statfs fails (the directory is gone).
+pub fn filesystem_of(root: &crate::sys::SysRoot, dir: &Path) -> Option<FilesystemRecord> {
+    let magic = crate::sys::fs::statfs_magic(dir).ok()?;
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mounts = root
+        .read_string("/proc/self/mountinfo")
+        .map(|t| disk::sysfiles::parse_mountinfo(&t))
+        .unwrap_or_default();
+    Some(filesystem_record(magic, &dir, &mounts))
+}
+
+/// [`filesystem_of`] from its facts: the magic number and the mount table.
+fn filesystem_record(
+    magic: u32,
+    dir: &Path,
+    mounts: &[disk::sysfiles::MountEntry],
+) -> FilesystemRecord {
+    use crate::sys::fs::{fs_magic_in_ram, fs_magic_name};
+    // The mount holding `dir`: the longest mount point it is under (the last such line wins,
+    // as a later mount on the same point hides the earlier one).
+    let mount = mounts
+        .iter()
+        .filter(|m| dir.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.components().count());
+    let named = fs_magic_name(magic);
+    let fs_type = match (mount, named) {
+        // The mount table is trusted only when it agrees with statfs on the kind.
+        (Some(m), Some(n))
+            if n == m.fs_type || (n == "ext2/3/4" && m.fs_type.starts_with("ext")) =>
+        {
+            m.fs_type.clone()
+        }
+        (_, Some(n)) => n.to_string(),
+        (Some(m), None) => m.fs_type.clone(),
+        (None, None) => format!("{magic:#x}"),
+    };
+    let source = mount.map(|m| m.source.clone());
+    // A block device that is memory: zram, brd's /dev/ramN.
+    let ram_device = source.as_deref().is_some_and(|s| {
+        let name = s.strip_prefix("/dev/").unwrap_or("");
+        name.starts_with("zram") || (name.starts_with("ram") && name[3..].parse::<u32>().is_ok())
+    });
+    FilesystemRecord {
+        fs_type,
+        source,
+        in_ram: fs_magic_in_ram(magic) || ram_device,
+    }
 }
 
 /// `vendor model, size, USB link, driver, vid:pid, rotational` as far as known.
@@ -338,6 +396,35 @@ mod tests {
         );
         assert_eq!(p.skipped[0].id, "file:/t/data.img");
         assert!(p.skipped[1].reason.contains("results stick"));
+    }
+
+    #[test]
+    fn a_target_records_its_filesystem_and_whether_it_is_ram() {
+        use crate::disk::sysfiles::parse_mountinfo;
+        let table = parse_mountinfo(
+            "22 1 254:1 / / rw,relatime - ext4 /dev/vda1 rw\n\
+             30 22 0:25 / /dev/shm rw,nosuid - tmpfs tmpfs rw\n\
+             40 22 252:0 / /mnt/z rw - ext4 /dev/zram0 rw\n",
+        );
+        let shm = filesystem_record(0x0102_1994, Path::new("/dev/shm/x"), &table);
+        assert_eq!(shm.fs_type, "tmpfs");
+        assert!(shm.in_ram);
+        assert_eq!(shm.describe(), "tmpfs (in RAM, not a disk)");
+        let root = filesystem_record(0xef53, Path::new("/var/tmp/x"), &table);
+        assert_eq!((root.fs_type.as_str(), root.in_ram), ("ext4", false));
+        assert_eq!(root.describe(), "ext4 on /dev/vda1");
+        let zram = filesystem_record(0xef53, Path::new("/mnt/z/work"), &table);
+        assert!(zram.in_ram, "ext4 on a zram device is RAM too");
+        // no mount table: statfs alone names it; an unknown magic is shown as a number
+        let bare = filesystem_record(0x0102_1994, Path::new("/x"), &[]);
+        assert_eq!((bare.fs_type.as_str(), bare.in_ram), ("tmpfs", true));
+        assert_eq!(
+            filesystem_record(0x1234, Path::new("/x"), &[]).fs_type,
+            "0x1234"
+        );
+        // the real thing: /dev/shm here
+        let real = filesystem_of(&crate::sys::SysRoot::host(), Path::new("/dev/shm")).unwrap();
+        assert_eq!((real.fs_type.as_str(), real.in_ram), ("tmpfs", true));
     }
 
     #[test]

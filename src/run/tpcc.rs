@@ -5,11 +5,9 @@
 use super::phases::{server_alive, server_ready, server_stopped_error, Ctx, Outcome, TargetRun};
 use crate::config::profile::TpccPlan;
 use crate::provision::mysqld;
+use crate::report::suite::PhaseResult;
 use crate::report::{BenchResult, TestOptions};
 use crate::tpcc::{self, TpccConfig};
-
-/// About 100 MiB of InnoDB data per warehouse (tpcc-mysql's tables after the load).
-const BYTES_PER_WAREHOUSE: u64 = 100 << 20;
 
 fn plan<'a>(ctx: &Ctx<'a>) -> &'a TpccPlan {
     ctx.opts
@@ -45,7 +43,7 @@ pub(super) fn prepare(ctx: &Ctx<'_>, run: &mut TargetRun) -> anyhow::Result<Outc
 pub(super) fn run(
     ctx: &Ctx<'_>,
     run: &mut TargetRun,
-    notes: &mut Vec<String>,
+    pr: &mut PhaseResult,
 ) -> anyhow::Result<Outcome> {
     let client = match server_ready(run) {
         Ok(c) => c,
@@ -57,10 +55,9 @@ pub(super) fn run(
         ));
     }
     let cfg = config(ctx, &client);
-    notes.push(data_set_note(ctx, &cfg));
-    if crate::sys::drop_caches() {
-        notes.push("page cache dropped before the run".into());
-    }
+    let estimate = tpcc::estimated_data_bytes(cfg.warehouses);
+    pr.data_set = Some(super::phases::data_set(run, &client, estimate));
+    pr.caches_dropped = Some(crate::sys::drop_caches());
     let m = tpcc::run(&cfg, ctx.controller, ctx.chatter)?;
     let mut r = BenchResult::new(TestOptions::Tpcc(Box::new(cfg)), m);
     if r.error.is_none() && !server_alive(&run.work) {
@@ -92,25 +89,6 @@ pub(super) fn cleanup(ctx: &Ctx<'_>, run: &mut TargetRun) -> anyhow::Result<Outc
     tpcc::cleanup(&config(ctx, &client), ctx.chatter)?;
     run.tpcc_loaded = false;
     Ok(Outcome::Done(None))
-}
-
-/// The data set against the buffer pool: TPC-C measures the disk only when it does not fit.
-fn data_set_note(ctx: &Ctx<'_>, cfg: &TpccConfig) -> String {
-    let bp = super::phases::buffer_pool_bytes(ctx);
-    let data = cfg.warehouses as u64 * BYTES_PER_WAREHOUSE;
-    format!(
-        "TPC-C data set ≈ {} ({} warehouse{}) vs buffer pool {} ({:.1}×): {}",
-        crate::units::human_size(data),
-        cfg.warehouses,
-        if cfg.warehouses == 1 { "" } else { "s" },
-        crate::units::human_size(bp),
-        data as f64 / bp.max(1) as f64,
-        if data > bp {
-            "I/O-bound"
-        } else {
-            "fits in memory (CPU-bound)"
-        }
-    )
 }
 
 /// The error of a failed check: the conditions that failed, per warehouse.

@@ -2,7 +2,7 @@
 //! per-family geometric means with wins/losses, then each test's bars and table, and the tests
 //! kept apart with the options that differ.
 
-use super::text::{median_cell, ratio_cell, runs_cell, summary_rows};
+use super::text::{doubt_lines, doubts_cell, median_cell, ratio_cell, runs_cell, summary_rows};
 use super::{Comparison, TestTable};
 use crate::report::html::svg::{self, Bar};
 use crate::report::html::{esc, num, page_end, page_start, table};
@@ -128,6 +128,7 @@ fn test_section(out: &mut String, c: &Comparison, t: &TestTable) {
                 num(r.n),
                 num(esc(&median_cell(r))),
                 num(esc(&ratio_cell(c, r))),
+                num(esc(&doubts_cell(r))),
                 esc(&runs_cell(r)),
             ]
         })
@@ -139,6 +140,7 @@ fn test_section(out: &mut String, c: &Comparison, t: &TestTable) {
             "\u{1}n",
             "\u{1}Median ± half range",
             "\u{1}Ratio",
+            "\u{1}Doubts",
             "Each run",
         ],
         &rows,
@@ -156,6 +158,13 @@ pub fn render(c: &Comparison) -> String {
         c.disks.len()
     );
     summary(&mut out, c);
+    if !c.doubts.is_empty() {
+        out.push_str("<div class=\"doubts\"><b>Before trusting these figures</b> <span class=\"small\">(their numbers are in the Doubts columns)</span><ul>");
+        for line in doubt_lines(c) {
+            let _ = write!(out, "<li>{}</li>", esc(&line));
+        }
+        out.push_str("</ul></div>\n");
+    }
     runs_and_disks(&mut out, c);
     out.push_str("<h2>Tests</h2>");
     for t in c.tests.iter().filter(|t| t.apart.is_none()) {

@@ -2,9 +2,10 @@
 //! appliances) side by side. Disks are matched by their stable id across runs; every test keeps
 //! one row per disk with the median and spread of its repeated runs and the ratio to the
 //! baseline (a disk, or a run for a before/after view); results whose parameters differ from the
-//! baseline's are kept apart with the differing options named, never compared silently. The
-//! per-family geometric means and the wins/losses summarise it. [`compare`] is pure; the
-//! renderers are in [`text`], [`html`] and [`csv`].
+//! baseline's are kept apart with the differing options named, never compared silently. Every
+//! figure keeps the doubts of the result it came from (`report::doubts`), numbered once for
+//! the whole comparison. The per-family geometric means and the wins/losses summarise it.
+//! [`compare`] is pure; the renderers are in [`text`], [`html`] and [`csv`].
 
 pub mod csv;
 pub mod html;
@@ -64,6 +65,18 @@ pub struct DiskRow {
     /// The number of figures the median is over.
     pub n: usize,
     pub ratio: Option<f64>,
+    /// (run, doubt) of each figure's doubts, before numbering.
+    doubt_texts: Vec<(usize, String)>,
+    /// The numbers (from 1) of the doubts about this row's figures, in [`Comparison::doubts`].
+    pub doubts: Vec<usize>,
+}
+
+/// One doubt of the comparison and the figures it holds for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareDoubt {
+    pub text: String,
+    /// (disk, runs) of the figures it holds for.
+    pub who: Vec<(usize, Vec<usize>)>,
 }
 
 /// One test, or one parameter variant of a test.
@@ -98,6 +111,8 @@ pub struct Comparison {
     pub baseline: Baseline,
     pub tests: Vec<TestTable>,
     pub summary: Vec<DiskSummary>,
+    /// Every doubt of the figures compared, numbered from 1 in table order.
+    pub doubts: Vec<CompareDoubt>,
 }
 
 impl Comparison {
@@ -121,6 +136,8 @@ struct Entry {
     ok: bool,
     fingerprint: Value,
     params: String,
+    /// The result's doubts (`report::doubts`).
+    doubts: Vec<String>,
 }
 
 fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
@@ -137,7 +154,7 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                 None => s.host.hostname.clone(),
             },
             profile: access::profile_name(s).to_string(),
-            status: access::run_status(s).to_string(),
+            status: access::status_line(s),
             spindle: s.tool.version.clone(),
         });
         for t in &s.targets {
@@ -179,6 +196,10 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                     ok: phase_ok(p) && m.value > 0.0,
                     fingerprint: params::fingerprint(r),
                     params: params::describe(r),
+                    doubts: crate::report::doubts::of_result(s, t, p)
+                        .into_iter()
+                        .map(|d| d.text)
+                        .collect(),
                 });
             }
         }
@@ -276,6 +297,11 @@ fn rows(variant: &[&Entry], baseline: Baseline) -> Vec<DiskRow> {
                 max: pool.iter().cloned().fold(0.0, f64::max),
                 median: median(&mut pool),
                 ratio: None,
+                doubt_texts: mine
+                    .iter()
+                    .flat_map(|e| e.doubts.iter().map(|d| (e.run, d.clone())))
+                    .collect(),
+                doubts: vec![],
             }
         })
         .collect();
@@ -383,6 +409,40 @@ fn summarise(disks: usize, tables: &[TestTable], baseline: Baseline) -> Vec<Disk
         .collect()
 }
 
+/// Numbers the rows' doubts in table order (the compared tables first, then those shown
+/// apart, as the renderers print them).
+fn number_doubts(tests: &mut [TestTable]) -> Vec<CompareDoubt> {
+    let mut out: Vec<CompareDoubt> = Vec::new();
+    let order: Vec<usize> = (0..tests.len())
+        .filter(|i| tests[*i].apart.is_none())
+        .chain((0..tests.len()).filter(|i| tests[*i].apart.is_some()))
+        .collect();
+    for ti in order {
+        for row in &mut tests[ti].rows {
+            for (run, text) in std::mem::take(&mut row.doubt_texts) {
+                let i = match out.iter().position(|d| d.text == text) {
+                    Some(i) => i,
+                    None => {
+                        out.push(CompareDoubt { text, who: vec![] });
+                        out.len() - 1
+                    }
+                };
+                let who = &mut out[i].who;
+                match who.iter_mut().find(|(d, _)| *d == row.disk) {
+                    Some((_, runs)) if runs.contains(&run) => {}
+                    Some((_, runs)) => runs.push(run),
+                    None => who.push((row.disk, vec![run])),
+                }
+                if !row.doubts.contains(&(i + 1)) {
+                    row.doubts.push(i + 1);
+                }
+            }
+            row.doubts.sort_unstable();
+        }
+    }
+    out
+}
+
 /// Compares `inputs`; `given` are the paths as the user typed them (for `--baseline RUN`).
 pub fn compare(
     inputs: &[Loaded],
@@ -391,7 +451,8 @@ pub fn compare(
 ) -> anyhow::Result<Comparison> {
     let (runs, disks, entries) = collect(inputs);
     let baseline = resolve_baseline(baseline, given, &runs, &disks)?;
-    let tests = tables(&entries, baseline);
+    let mut tests = tables(&entries, baseline);
+    let doubts = number_doubts(&mut tests);
     let summary = summarise(disks.len(), &tests, baseline);
     Ok(Comparison {
         runs,
@@ -399,6 +460,7 @@ pub fn compare(
         baseline,
         tests,
         summary,
+        doubts,
     })
 }
 

@@ -165,3 +165,41 @@ fn the_html_page_is_self_contained() {
     assert!(page.contains("Shown apart") && page.contains("total_size"));
     assert!(!page.contains("http") && !page.contains("src="));
 }
+
+#[test]
+fn every_figure_keeps_its_doubts_numbered_once_for_the_comparison() {
+    // 1 GiB files without O_DIRECT on an 8 GiB machine: the page cache may serve them; the
+    // documents' runs of 2 s are short. r2 ran on a machine with 512 MiB: no page-cache doubt.
+    let mut inputs = [
+        run("r1", "ssd1", 1000.0, G),
+        run("r2", "hdd1", 100.0, G),
+        run("r3", "ssd1", 1300.0, G),
+    ];
+    for l in &mut inputs {
+        l.suite.host.ram_bytes = 8 * G;
+    }
+    inputs[1].suite.host.ram_bytes = G / 2;
+    let c = compare(&inputs, &[], None).unwrap();
+    let text = text::render(&c);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  [") && l.contains(" in run"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "  [1] sds in runs 1, 3: the 1.0 GiB file set is smaller than RAM (8.0 GiB) and not opened O_DIRECT: the page cache may serve it; not I/O-bound.",
+            "  [2] sds in runs 1, 3; sdh in run 2: measured for less than 30 s: too short for a steady state (the disk's own cache, write-back and warm-up weigh more than in a longer run)."
+        ],
+        "{text}"
+    );
+    let ssd = &c.tests[0].rows.iter().find(|r| r.disk == 0).unwrap();
+    let hdd = &c.tests[0].rows.iter().find(|r| r.disk == 1).unwrap();
+    assert_eq!(
+        (ssd.doubts.clone(), hdd.doubts.clone()),
+        (vec![1, 2], vec![2])
+    );
+    assert!(text.contains(" 1,2     [1] 1000, [3] 1300"), "{text}");
+    let page = html::render(&c);
+    assert!(page.contains("<li>[1] sds in runs 1, 3: the 1.0 GiB file set"));
+}

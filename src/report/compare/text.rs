@@ -1,6 +1,6 @@
 //! The comparison as terminal text: the runs, the baseline, one table per test (disks, median,
-//! spread, ratio), the tests kept apart with the reason, and the per-family geometric means with
-//! wins and losses.
+//! spread, ratio, the numbers of the figures' doubts), the tests kept apart with the reason,
+//! the doubts numbered, and the per-family geometric means with wins and losses.
 
 use super::{Baseline, Comparison, DiskRow, TestTable};
 use crate::report::html::svg::fmt_num;
@@ -42,20 +42,50 @@ fn test_table(w: &mut String, c: &Comparison, t: &TestTable) {
     }
     let _ = writeln!(
         w,
-        "  {:<24} {:>4} {:>18} {:>20}  runs",
-        "disk", "n", "median", "ratio"
+        "  {:<24} {:>4} {:>18} {:>20}  {:<7} runs",
+        "disk", "n", "median", "ratio", "doubts"
     );
     for r in &t.rows {
         let _ = writeln!(
             w,
-            "  {:<24} {:>4} {:>18} {:>20}  {}",
+            "  {:<24} {:>4} {:>18} {:>20}  {:<7} {}",
             c.disks[r.disk].label,
             r.n,
             median_cell(r),
             ratio_cell(c, r),
+            doubts_cell(r),
             runs_cell(r)
         );
     }
+}
+
+/// The numbers of a row's doubts: `1,3`, or `-`.
+pub(crate) fn doubts_cell(r: &DiskRow) -> String {
+    if r.doubts.is_empty() {
+        return "-".into();
+    }
+    let n: Vec<String> = r.doubts.iter().map(|d| d.to_string()).collect();
+    n.join(",")
+}
+
+/// The numbered doubts: `[1] sda in runs 1, 2; sdb in run 2: <doubt>`.
+pub(crate) fn doubt_lines(c: &Comparison) -> Vec<String> {
+    c.doubts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let who: Vec<String> = d
+                .who
+                .iter()
+                .map(|(disk, runs)| {
+                    let n: Vec<String> = runs.iter().map(|r| (r + 1).to_string()).collect();
+                    let word = if runs.len() == 1 { "run" } else { "runs" };
+                    format!("{} in {word} {}", c.disks[*disk].label, n.join(", "))
+                })
+                .collect();
+            format!("[{}] {}: {}", i + 1, who.join("; "), d.text)
+        })
+        .collect()
 }
 
 /// Each run's value: `[1] 1.2k, [3] 980 (partial)`.
@@ -137,6 +167,15 @@ pub fn render(c: &Comparison) -> String {
         );
     }
     let _ = writeln!(w, "Baseline: {}", c.baseline_label());
+    if !c.doubts.is_empty() {
+        let _ = writeln!(
+            w,
+            "Before trusting these figures (their numbers are in the doubts column):"
+        );
+        for line in doubt_lines(c) {
+            let _ = writeln!(w, "  {line}");
+        }
+    }
     for t in c.tests.iter().filter(|t| t.apart.is_none()) {
         test_table(w, c, t);
     }

@@ -1,6 +1,8 @@
 //! The first section of report.html: the targets ranked for MySQL with the ratios between them,
-//! per test family and overall, every test's figures in one table, and the doubts.
+//! per test family and overall, the numbered doubts, the two regimes of `[oltp.regimes]`, and
+//! every test's figures in one table, each with the numbers of its doubts.
 
+use super::super::doubts::DoubtList;
 use super::super::rank::{self, Ranking, TestView};
 use super::super::suite::SuiteResult;
 use super::svg::fmt_num;
@@ -30,9 +32,11 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &
         }
         left_out(out, r);
     }
-    doubts(out, s);
+    let list = DoubtList::of(s);
+    doubts(out, s, &list, !views.is_empty());
+    regimes(out, s);
     if !views.is_empty() {
-        per_test_table(out, s, views);
+        per_test_table(out, s, views, &list);
     }
     out.push_str("</section>\n");
 }
@@ -88,45 +92,96 @@ fn left_out(out: &mut String, r: &Ranking) {
     if !items.is_empty() {
         let _ = writeln!(
             out,
-            "<p class=\"small\">Not in the scores (no figure on every target): {}.</p>",
+            "<p class=\"small\">Not in the scores: {}.</p>",
             items.join("; ")
         );
     }
 }
 
-fn doubts(out: &mut String, s: &SuiteResult) {
-    let d = rank::doubts(s);
-    if d.is_empty() {
-        // Power is claimed only where it was read (report::health); elsewhere it says so.
-        let power = if s
-            .targets
-            .iter()
-            .all(|t| crate::report::health::of(t).power_checked().is_some())
-        {
-            "no throttling or under-voltage was reported".to_string()
-        } else {
-            let h: Vec<String> = s
-                .targets
-                .iter()
-                .map(|t| crate::report::health::of(t).undervoltage())
-                .collect();
-            format!(
-                "under-voltage was {}",
-                h.first().map(String::as_str).unwrap_or("not measured")
-            )
-        };
-        let _ = writeln!(out, "<p class=\"small\">No doubts found: the run is complete, {}, every disk had a USB 3 link (or is not on USB), every phase finished, and the data sets were not cache-sized.</p>", esc(&power));
+/// The numbered doubts, as summary.txt lists them.
+fn doubts(out: &mut String, s: &SuiteResult, list: &DoubtList, measured: bool) {
+    if list.is_empty() && !measured {
         return;
     }
-    out.push_str("<div class=\"doubts\"><b>Before trusting these figures</b><ul>");
-    for x in d {
+    if list.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"small\">{}</p>",
+            esc(&super::super::doubts::none_found(s))
+        );
+        return;
+    }
+    out.push_str("<div class=\"doubts\" id=\"doubts\"><b>Before trusting these figures</b> <span class=\"small\">(the numbers appear beside the figures they hold for)</span><ul>");
+    for x in list.lines(s) {
         let _ = write!(out, "<li>{}</li>", esc(&x));
     }
     out.push_str("</ul></div>\n");
 }
 
-/// One row per test, one column per target: figure and ratio to the test's best.
-fn per_test_table(out: &mut String, s: &SuiteResult, views: &[TestView]) {
+/// `[oltp.regimes]`: per test, each target's CPU-bound and I/O-bound figures, their ratio, and
+/// how much the choice of disk matters in each regime.
+fn regimes(out: &mut String, s: &SuiteResult) {
+    use super::super::phase::Regime;
+    use super::super::regimes as rg;
+    let tests = rg::tests(s);
+    if tests.is_empty() {
+        return;
+    }
+    out.push_str("<h3 id=\"regimes\">Two regimes on the same data set</h3><p class=\"small meta\">Seed 004's lesson: the same workloads on the same data set, first with a buffer pool it fits in (CPU-bound, the tables read into it first), then, after a restart with the page cache dropped, with one far smaller (I/O-bound). The disk shows in the second.</p>");
+    let x = |v: Option<f64>| num(v.map_or("—".into(), fmt_num));
+    let rows: Vec<Vec<String>> = tests
+        .iter()
+        .flat_map(|t| {
+            let mut rows: Vec<Vec<String>> = t
+                .rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        esc(&t.test),
+                        format!("<b>{}</b>", esc(&s.targets[r.target].name)),
+                        x(r.cpu_bound),
+                        x(r.io_bound),
+                        num(r.ratio().map_or("—".into(), rank::times)),
+                    ]
+                })
+                .collect();
+            if t.rows.len() > 1 {
+                let c = |regime| {
+                    num(t
+                        .disk_choice(regime)
+                        .map_or("—".into(), |c| rank::times(c.0)))
+                };
+                rows.push(vec![
+                    esc(&t.test),
+                    "<i>disk choice (best ÷ worst)</i>".into(),
+                    c(Regime::CpuBound),
+                    c(Regime::IoBound),
+                    num(""),
+                ]);
+            }
+            rows
+        })
+        .collect();
+    let unit = tests[0].unit;
+    let h = [
+        "Test".to_string(),
+        "Target".into(),
+        format!("\u{1}CPU-bound, {unit}"),
+        format!("\u{1}I/O-bound, {unit}"),
+        "\u{1}CPU ÷ I/O".into(),
+    ];
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    table(out, &h, &rows);
+    out.push_str("<ul class=\"ratios\">");
+    for line in rg::sentences(s, &tests) {
+        let _ = write!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
+}
+
+/// One row per test, one column per target: figure, ratio to the test's best, and the numbers
+/// of its doubts.
+fn per_test_table(out: &mut String, s: &SuiteResult, views: &[TestView], list: &DoubtList) {
     let mut header: Vec<String> = vec!["Test".into(), "Unit".into()];
     header.extend(s.targets.iter().map(|t| format!("\u{1}{}", esc(&t.name))));
     let rows: Vec<Vec<String>> = views
@@ -139,13 +194,19 @@ fn per_test_table(out: &mut String, s: &SuiteResult, views: &[TestView]) {
             for i in 0..s.targets.len() {
                 let cell = match v.rows.iter().find(|r| r.target == i) {
                     None => "—".to_string(),
-                    Some(r) => match (r.value, v.ratio(r)) {
-                        (Some(x), Some(q)) => format!("{} ({q:.2}×)", fmt_num(x)),
-                        (Some(x), None) => {
-                            format!("{} ({})", fmt_num(x), access::phase_status(r.phase))
+                    Some(r) => {
+                        let fig = match (r.value, v.ratio(r)) {
+                            (Some(x), Some(q)) => format!("{} ({q:.2}×)", fmt_num(x)),
+                            (Some(x), None) => {
+                                format!("{} ({})", fmt_num(x), access::phase_status(r.phase))
+                            }
+                            (None, _) => access::phase_status(r.phase).to_string(),
+                        };
+                        match list.refs_text(i, &v.name).as_str() {
+                            "" => fig,
+                            refs => format!("{fig} <sup title=\"doubts\">{refs}</sup>"),
                         }
-                        (None, _) => access::phase_status(r.phase).to_string(),
-                    },
+                    }
                 };
                 row.push(num(cell));
             }
@@ -155,5 +216,5 @@ fn per_test_table(out: &mut String, s: &SuiteResult, views: &[TestView]) {
     out.push_str("<h3>Every test</h3>");
     let h: Vec<&str> = header.iter().map(String::as_str).collect();
     table(out, &h, &rows);
-    out.push_str("<p class=\"small meta\">In brackets: the ratio to the best target of the test, or the phase status when it did not finish (partial figures are not ranked).</p>\n");
+    out.push_str("<p class=\"small meta\">In brackets: the ratio to the best target of the test, or the phase status when it did not finish (partial figures are not ranked). Raised: the numbers of the figure's doubts (above).</p>\n");
 }

@@ -168,23 +168,33 @@ fn machine(out: &mut String, s: &SuiteResult) {
 fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option<String>) {
     let ram = s.host.ram_bytes as f64;
     let mut fileio: Vec<u64> = Vec::new();
-    // (engine, bytes): the database data sets
-    let mut db: Vec<(&str, u64)> = Vec::new();
-    for r in t.phases.iter().filter_map(|p| p.result.as_ref()) {
-        let set = match &r.options {
-            TestOptions::Fileio(c) if !fileio.contains(&c.total_size) => {
-                fileio.push(c.total_size);
-                None
+    // (engine, bytes, buffer pool): the database data sets as the runs measured them (the
+    // first run of each engine), else estimated from the rows
+    let mut db: Vec<(&str, u64, Option<u64>)> = Vec::new();
+    for p in &t.phases {
+        let Some(r) = &p.result else { continue };
+        let engine = match &r.options {
+            TestOptions::Fileio(c) => {
+                if !fileio.contains(&c.total_size) {
+                    fileio.push(c.total_size);
+                }
+                continue;
             }
-            // ≈ 250 bytes per sbtest row on disk, as the suite's note estimates.
-            TestOptions::Oltp(c) => Some(("OLTP", c.tables as u64 * c.table_size as u64 * 250)),
-            // ≈ 100 MiB per warehouse, as the suite's note estimates.
-            TestOptions::Tpcc(c) => Some(("TPC-C", c.warehouses as u64 * (100 << 20))),
-            _ => None,
+            TestOptions::Oltp(_) => "OLTP",
+            TestOptions::Tpcc(_) => "TPC-C",
         };
-        if let Some(set) = set.filter(|set| !db.contains(set)) {
-            db.push(set);
+        if db.iter().any(|(e, _, _)| *e == engine) {
+            continue;
         }
+        let set = match p.data_set {
+            Some(f) => (engine, f.data_bytes, Some(f.buffer_pool_bytes)),
+            None => (
+                engine,
+                crate::report::suite::estimated_data_bytes(&r.options).unwrap_or(0),
+                None,
+            ),
+        };
+        db.push(set);
     }
     let mut ram_parts: Vec<String> = fileio
         .iter()
@@ -196,29 +206,30 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
             )
         })
         .collect();
-    for (engine, d) in &db {
+    for (engine, d, _) in &db {
         ram_parts.push(format!(
             "{engine} ≈ {} = {:.2}× RAM",
             human_size(*d),
             *d as f64 / ram
         ));
     }
-    let bp = match access::buffer_pool_bytes(t) {
+    let recorded = access::buffer_pool_bytes(t);
+    let parts: Vec<String> = db
+        .iter()
+        .filter_map(|(engine, d, pool)| {
+            let bp = pool.or(recorded)?;
+            Some(format!(
+                "{engine} ≈ {} = {}× the {} buffer pool",
+                human_size(*d),
+                fmt_num(*d as f64 / bp as f64),
+                human_size(bp)
+            ))
+        })
+        .collect();
+    let bp = match parts.is_empty() {
         _ if db.is_empty() => None,
-        Some(bp) => Some(
-            db.iter()
-                .map(|(engine, d)| {
-                    format!(
-                        "{engine} ≈ {} = {}× the {} buffer pool",
-                        human_size(*d),
-                        fmt_num(*d as f64 / bp as f64),
-                        human_size(bp)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-        ),
-        None => Some("buffer pool size not recorded (spindle's default: 3/8 of RAM)".into()),
+        false => Some(parts.join("; ")),
+        true => Some("buffer pool size not recorded (spindle's default: 3/8 of RAM)".into()),
     };
     let ram_text = (!ram_parts.is_empty() && ram > 0.0).then(|| ram_parts.join("; "));
     (ram_text, bp)
@@ -267,8 +278,21 @@ fn disk_cells(s: &SuiteResult, t: &TargetResult) -> Vec<(&'static str, String)> 
     ];
     if access::target_kind(t) == "directory" {
         // Disk facts of a directory target do not apply, rather than "not recorded".
-        for c in cells.iter_mut().skip(2) {
+        for c in cells.iter_mut().skip(2).filter(|c| c.0 != "Filesystem") {
             c.1 = "<span class=\"meta\">n/a (a directory)</span>".into();
+        }
+    }
+    // What the work ran on, as statfs saw it (a directory's only fact; RAM said in bold).
+    if let Some(fs) = &t.filesystem {
+        let cell = cells.iter_mut().find(|c| c.0 == "Filesystem");
+        if let Some(c) =
+            cell.filter(|c| c.1.contains("n/a") || c.1.contains("not recorded") || fs.in_ram)
+        {
+            c.1 = if fs.in_ram {
+                format!("<b>{}</b>", esc(&fs.describe()))
+            } else {
+                esc(&fs.describe())
+            };
         }
     }
     let q = crate::report::queueing::pairs(t);

@@ -84,11 +84,15 @@ pub(crate) fn page_end() -> String {
 }
 
 fn head(out: &mut String, s: &SuiteResult) {
-    use super::access::{profile_description, profile_name, run_status};
+    use super::access::{phase_trouble, profile_description, profile_name, run_status};
     let st = run_status(s);
+    // A run that went to its end with failed or skipped phases says so beside its status.
+    let trouble = phase_trouble(s).map_or(String::new(), |t| {
+        format!(" <span class=\"status st-failed\">{}</span>", esc(&t))
+    });
     let _ = writeln!(
         out,
-        "<h1>Disk benchmark for MySQL — {}</h1><p class=\"meta\">Run <b>{}</b> <span class=\"status st-{st}\">{st}</span> · started {} · finished {} · profile <b>{}</b>{} · spindle {}</p>",
+        "<h1>Disk benchmark for MySQL — {}</h1><p class=\"meta\">Run <b>{}</b> <span class=\"status st-{st}\">{st}</span>{trouble} · started {} · finished {} · profile <b>{}</b>{} · spindle {}</p>",
         esc(s.host.board_model.as_deref().unwrap_or(&s.host.hostname)),
         esc(&s.run_id),
         esc(&s.started_at),

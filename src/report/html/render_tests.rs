@@ -21,6 +21,8 @@ fn result(mode: crate::fileio::TestMode, iops: f64) -> BenchResult {
         c.reads_per_s = iops;
         c.read_mib_per_s = iops / 64.0;
     }
+    // long enough for a steady state: no doubt about that
+    r.measurement.total_time_s = 60.0;
     r
 }
 
@@ -36,18 +38,7 @@ fn phase(name: &str, status: PhaseStatus, r: Option<BenchResult>) -> PhaseResult
 fn target(name: &str, iops: f64) -> TargetResult {
     use crate::fileio::TestMode::{Rndrd, Seqrd};
     TargetResult {
-        name: name.into(),
-        path: format!("/mnt/{name}"),
-        kind: TargetKind::Disk,
-        description: format!("{name} disk"),
-        disk: None,
-        server: None,
-        smart: None,
-        usb_trouble: None,
         preparation: vec![format!("mkfs.ext4 -q -L spindle /dev/{name}1")],
-        state_before: None,
-        state_after: None,
-        samples: vec![],
         phases: vec![
             phase(
                 "fileio-rndrd-t1",
@@ -60,6 +51,12 @@ fn target(name: &str, iops: f64) -> TargetResult {
                 Some(result(Seqrd, iops * 4.0)),
             ),
         ],
+        ..TargetResult::new(
+            name,
+            &format!("/mnt/{name}"),
+            TargetKind::Disk,
+            &format!("{name} disk"),
+        )
     }
 }
 
@@ -147,9 +144,10 @@ fn doubts_name_failed_phases_throttling_and_slow_links() {
     let page = render_html(&s);
     for want in [
         "The run is aborted",
-        "hdd: phases that did not finish: fileio-rndrd-t1 (failed)",
-        "hdd: the Pi reported under-voltage now",
-        "ssd: on a High-Speed 480 Mb/s link, not USB 3",
+        "[1] hdd (fileio-rndrd-t1): did not finish (failed): the figures are partial.",
+        "[2] hdd (every result): the Pi reported under-voltage now",
+        "[3] ssd (every result): on a High-Speed 480 Mb/s link, not USB 3",
+        "100 (failed) <sup title=\"doubts\">1,2</sup>",
         "Not in the scores",
         "max 82.5 °C",
         "under-voltage: SEEN: the supply voltage dropped too low; throttling: under-voltage now",
@@ -229,4 +227,46 @@ fn an_interrupted_run_says_where_it_stopped_at_the_top() {
     );
     s.status = RunStatus::Complete;
     assert!(!render_html(&s).contains("INTERRUPTED"));
+}
+
+#[test]
+fn a_short_run_shows_every_interval_or_says_it_was_too_short_for_a_time_series() {
+    use crate::report::{IntervalRates, IntervalSample};
+    let sample = |t: f64| IntervalSample {
+        time_s: t,
+        threads: 1,
+        events: 100,
+        latency_pct_ms: 1.0,
+        latency_max_ms: 2.0,
+        p95_ms: 1.0,
+        p99_ms: 1.5,
+        rates: IntervalRates::Fileio {
+            read_mib_per_s: 10.0,
+            written_mib_per_s: 0.0,
+            reads_per_s: 100.0 + t,
+            writes_per_s: 0.0,
+            fsyncs_per_s: 0.0,
+        },
+    };
+    let mut ssd = target("ssd", 830.0);
+    ssd.phases.truncate(1);
+    let r = ssd.phases[0].result.as_mut().unwrap();
+    r.measurement.intervals = vec![sample(1.0), sample(2.0), sample(3.0)];
+    let page = render_html(&suite(vec![ssd.clone()]));
+    let over_time = &page[page.find("fileio-rndrd-t1 req/s over time").unwrap()..];
+    let chart = &over_time[..over_time.find("</svg>").unwrap()];
+    assert_eq!(
+        chart.matches("<circle").count(),
+        3,
+        "a dot on every interval"
+    );
+    // one interval: no chart that is a single dot, but a sentence
+    let r = ssd.phases[0].result.as_mut().unwrap();
+    r.measurement.intervals.truncate(1);
+    let page = render_html(&suite(vec![ssd]));
+    assert!(!page.contains("fileio-rndrd-t1 req/s over time"));
+    assert!(
+        page.contains("Over time: the run was too short for a time series (one report interval of 1 s); the figures above are the whole run."),
+        "the page says why there is no chart"
+    );
 }

@@ -350,17 +350,27 @@ fn draw_series(out: &mut String, x: &Axis, y: &Axis, scale: Scale, s: &Series) {
         s.color,
         esc(&s.label)
     );
-    if s.points.len() == 1 {
-        let (px, py) = s.points[0];
-        let _ = write!(
-            out,
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{}\"/>",
-            x.map(px),
-            y.map(py),
-            s.color
-        );
+    // A short series shows every point, so two or three intervals do not read as a line
+    // drawn from nothing (or a single interval as a stray dot).
+    if s.points.len() <= MARKED_POINTS {
+        for (px, py) in s
+            .points
+            .iter()
+            .filter(|p| p.0.is_finite() && usable(scale, p.1))
+        {
+            let _ = write!(
+                out,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{}\"/>",
+                x.map(*px),
+                y.map(*py),
+                s.color
+            );
+        }
     }
 }
+
+/// Series with at most this many points get a dot on each.
+pub const MARKED_POINTS: usize = 40;
 
 /// Renders a line chart as an `<svg>` element.
 pub fn line_chart(c: &LineChart) -> String {

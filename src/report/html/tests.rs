@@ -2,6 +2,7 @@
 //! over time, p95/p99 over time, the latency spectrum (HDR percentiles on a log 1/(1−p) axis),
 //! TPC-C per-transaction latencies, and the parameters under every figure.
 
+use super::super::doubts::DoubtList;
 use super::super::metric::{self, Family};
 use super::super::params;
 use super::super::rank::{Row, TestView};
@@ -17,6 +18,7 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView]) {
     if views.is_empty() {
         out.push_str("<p>No measurement has run yet.</p>\n");
     }
+    let doubts = DoubtList::of(s);
     for f in Family::ALL {
         let vs: Vec<&TestView> = views.iter().filter(|v| v.family == f).collect();
         if vs.is_empty() {
@@ -24,7 +26,7 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView]) {
         }
         let _ = writeln!(out, "<h2 id=\"f-{}\">{}</h2>", f.id(), f.name());
         for v in vs {
-            test_section(out, s, v);
+            test_section(out, s, v, &doubts);
         }
     }
     out.push_str("</section>\n");
@@ -70,7 +72,7 @@ fn figure(out: &mut String, svg: &str, legend: Option<&[Series]>, caption: &str)
     let _ = writeln!(out, "<figcaption>{caption}</figcaption></figure>");
 }
 
-fn test_section(out: &mut String, s: &SuiteResult, v: &TestView) {
+fn test_section(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList) {
     let _ = writeln!(
         out,
         "<section class=\"test\" id=\"t-{n}\"><h3>{n}</h3>",
@@ -82,7 +84,7 @@ fn test_section(out: &mut String, s: &SuiteResult, v: &TestView) {
     percentiles_over_time(out, s, v, &caption);
     spectrum(out, s, v, &caption);
     tpcc_types(out, s, v);
-    problems(out, s, v);
+    problems(out, s, v, doubts);
     out.push_str("</section>\n");
 }
 
@@ -149,6 +151,10 @@ fn throughput_over_time(out: &mut String, s: &SuiteResult, v: &TestView, caption
         let _ = writeln!(out, "<p class=\"small meta\">Throughput over time: not recorded (the run had no report interval).</p>");
         return;
     }
+    if let Some(why) = too_short(v, &series) {
+        let _ = writeln!(out, "<p class=\"small meta\">{}</p>", esc(&why));
+        return;
+    }
     let chart = LineChart {
         title: format!("{} {} over time", v.name, v.unit),
         x_label: "seconds into the run".into(),
@@ -186,7 +192,7 @@ fn percentiles_over_time(out: &mut String, s: &SuiteResult, v: &TestView, captio
             });
         }
     }
-    if series.is_empty() {
+    if series.is_empty() || too_short(v, &series).is_some() {
         return;
     }
     let chart = LineChart {
@@ -207,6 +213,18 @@ fn percentiles_over_time(out: &mut String, s: &SuiteResult, v: &TestView, captio
             "95th (solid) and 99th (dashed) percentile latency of each report interval. {caption}"
         ),
     );
+}
+
+/// Why there is no time series: every target's run had fewer than two report intervals.
+fn too_short(v: &TestView, series: &[Series]) -> Option<String> {
+    if series.iter().any(|s| s.points.len() >= 2) {
+        return None;
+    }
+    let interval = results(v).find_map(|(_, b)| b.intervals.first().map(|i| i.time_s));
+    Some(format!(
+        "Over time: the run was too short for a time series (one report interval{}); the figures above are the whole run.",
+        interval.map_or(String::new(), |s| format!(" of {s:.0} s"))
+    ))
 }
 
 /// Log scale when the values span more than 50×.
@@ -329,16 +347,25 @@ fn tpcc_types(out: &mut String, s: &SuiteResult, v: &TestView) {
     }
 }
 
-/// Errors and notes of the rows, each once with the targets it applies to.
-fn problems(out: &mut String, s: &SuiteResult, v: &TestView) {
+/// The doubts (numbered as in the answer), errors and notes of the rows, each once with the
+/// targets it applies to.
+fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList) {
     let mut items: Vec<(String, Vec<&str>)> = Vec::new();
     for r in &v.rows {
         let name = s.targets[r.target].name.as_str();
-        let texts = r
-            .phase
-            .error
-            .iter()
-            .map(|e| format!("{}: {e}", access::phase_status(r.phase)))
+        let numbered = doubts
+            .refs(r.target, &r.phase.name)
+            .into_iter()
+            .map(|n| format!("doubt [{n}]: {}", doubts.items[n - 1].text));
+        let fit = r.phase.data_set.map(|f| f.describe());
+        let texts = numbered
+            .chain(
+                r.phase
+                    .error
+                    .iter()
+                    .map(|e| format!("{}: {e}", access::phase_status(r.phase))),
+            )
+            .chain(fit)
             .chain(r.phase.notes.iter().cloned())
             .chain(r.phase.result.iter().flat_map(|b| b.notes.iter().cloned()));
         for t in texts {
