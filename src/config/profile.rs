@@ -658,6 +658,27 @@ mod tests {
             "read-only workloads first on the shared data set"
         );
         assert_eq!(s.mysqld.buffer_pool_size, Some(256 << 20));
+        // Both regimes on the same data set, the I/O-bound one on the profile's buffer pool.
+        use crate::config::regimes::{CpuBoundPool, Regimes};
+        let both = |io_bound| {
+            Some(Regimes {
+                cpu_bound: CpuBoundPool::Auto,
+                io_bound,
+            })
+        };
+        assert_eq!(o.regimes, both(256 << 20));
+        assert_eq!(
+            SuiteProfile::load("reference")
+                .unwrap()
+                .oltp
+                .unwrap()
+                .regimes,
+            both(128 << 20)
+        );
+        assert_eq!(
+            SuiteProfile::load("quick").unwrap().oltp.unwrap().regimes,
+            None
+        );
     }
 
     fn err(text: &str) -> String {
@@ -732,6 +753,19 @@ mod tests {
             let e = err(&bad);
             assert!(e.contains(file) && e.contains(key), "{bad}: {e}");
         }
+        let regimes = "[oltp]\nworkloads = [\"read_only\"]\ntables = 2\ntable_size = 100000\nthreads = [1]\ntime = 1\n[oltp.regimes]\ncpu_bound = \"auto\"\n";
+        let e = err(&format!("{regimes}io_bound = \"2G\"\n"));
+        assert!(
+            e.contains(file) && e.contains("oltp.regimes.io_bound: 2.0 GiB is not well below"),
+            "{e}"
+        );
+        let e = err(regimes);
+        assert!(
+            e.contains(file) && e.contains("io_bound"),
+            "a missing key: {e}"
+        );
+        let e = err(&format!("{regimes}io_bound = \"8M\"\nfoo = 1\n"));
+        assert!(e.contains(file) && e.contains("foo"), "an unknown key: {e}");
         let e = err("[mysqld]\nbuffer_pool_size = \"lots\"\n");
         assert!(e.contains("mysqld.buffer_pool_size"), "{e}");
         let e = format!("{:#}", SuiteProfile::load("fastest").unwrap_err());

@@ -228,7 +228,8 @@ mod tests {
         assert!(names.contains(&"fileio-rndrw-t1".to_string()));
         assert!(names.contains(&"fileio2-rndrw-t50".to_string()));
         assert!(names.contains(&"fileio2-seqrd-t50".to_string()));
-        assert!(names.contains(&"oltp-legacy-t10".to_string()));
+        assert!(names.contains(&"oltp-legacy-t10-cpu_bound".to_string()));
+        assert!(names.contains(&"oltp-legacy-t10-io_bound".to_string()));
         assert!(
             names.contains(&"tpcc-w10-c50".to_string()),
             "seed 003's TPC-C"
