@@ -169,7 +169,8 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
     let ram = s.host.ram_bytes as f64;
     let mut fileio: Vec<u64> = Vec::new();
     // (engine, bytes, buffer pool): the database data sets as the runs measured them (the
-    // first run of each engine), else estimated from the rows
+    // first run of each engine on each buffer pool: two with `[oltp.regimes]`), else
+    // estimated from the rows
     let mut db: Vec<(&str, u64, Option<u64>)> = Vec::new();
     for p in &t.phases {
         let Some(r) = &p.result else { continue };
@@ -183,7 +184,8 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
             TestOptions::Oltp(_) => "OLTP",
             TestOptions::Tpcc(_) => "TPC-C",
         };
-        if db.iter().any(|(e, _, _)| *e == engine) {
+        let pool = p.data_set.map(|f| f.buffer_pool_bytes);
+        if db.iter().any(|(e, _, b)| *e == engine && *b == pool) {
             continue;
         }
         let set = match p.data_set {
@@ -207,11 +209,14 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
         })
         .collect();
     for (engine, d, _) in &db {
-        ram_parts.push(format!(
+        let part = format!(
             "{engine} ≈ {} = {:.2}× RAM",
             human_size(*d),
             *d as f64 / ram
-        ));
+        );
+        if !ram_parts.contains(&part) {
+            ram_parts.push(part);
+        }
     }
     let recorded = access::buffer_pool_bytes(t);
     let parts: Vec<String> = db
