@@ -226,9 +226,17 @@ fn suite_as_a_normal_user() {
     assert_ok(&o);
     let r = load(&out);
     assert_complete_bundle(&out, &r, "scratch", QUICK);
-    // Not root: the page cache could not be dropped, and the result says so.
-    let notes = &phase(&r, "scratch", "fileio-seqrd-t4").notes;
-    assert!(notes.iter().any(|n| n.contains("needs root")), "{notes:?}");
+    // Not root: the page cache could not be dropped; the result records it and the page-cache
+    // doubt says so.
+    let p = phase(&r, "scratch", "fileio-seqrd-t4");
+    assert_eq!(p.caches_dropped, Some(false));
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(
+        doubt_lines(&summary).iter().any(|l| l.contains(
+            "the page cache may serve it (it could not be dropped before the run: that needs root)"
+        )),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -722,6 +730,10 @@ fn a_profile_with_both_regimes_shows_each_targets_cpu_and_io_bound_figures_and_t
     assert!(page.contains("id=\"regimes\"") && page.contains("disk choice (best ÷ worst)"));
     // The CPU-bound pass is shown beside its twin, not ranked.
     assert!(page.contains("CPU-bound on purpose: see the two regimes"));
+    assert!(
+        !page.contains("id=\"t-oltp-prewarm\""),
+        "the prewarm is a step, not a test"
+    );
 }
 
 #[test]

@@ -52,14 +52,6 @@ pub fn phase_ok(p: &PhaseResult) -> bool {
     p.status == PhaseStatus::Ok
 }
 
-/// True when the phase failed, was aborted or interrupted (not a deliberate skip).
-pub fn phase_went_wrong(p: &PhaseResult) -> bool {
-    matches!(
-        p.status,
-        PhaseStatus::Failed | PhaseStatus::Aborted | PhaseStatus::Interrupted
-    )
-}
-
 /// For a run that did not finish (interrupted by a power cut or crash, or stopped on request):
 /// where it stopped, that the numbers are the phases finished before, and the targets it never
 /// reached — so a bundle read later on a laptop says why numbers are missing. `None` otherwise.

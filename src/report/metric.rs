@@ -61,7 +61,10 @@ pub fn family(phase: &str, result: Option<&BenchResult>) -> Option<Family> {
     let mut parts = phase.split('-');
     let head = parts.next().unwrap_or("");
     let second = parts.next().unwrap_or("");
-    if phase.ends_with("-prepare") || phase.ends_with("-cleanup") || phase.ends_with("-check") {
+    if ["-prepare", "-cleanup", "-check", "-prewarm"]
+        .iter()
+        .any(|end| phase.ends_with(end))
+    {
         return None;
     }
     if head.starts_with("fileio") {
@@ -188,6 +191,11 @@ mod tests {
         );
         assert_eq!(family("oltp-read_write-t4", None), Some(Family::Oltp));
         assert_eq!(family("oltp-read_write-prepare", None), None);
+        assert_eq!(family("oltp-prewarm", None), None);
+        assert_eq!(
+            family("oltp-read_only-t8-io_bound", None),
+            Some(Family::Oltp)
+        );
         assert_eq!(family("mysqld-start", None), None);
         assert_eq!(family("tpcc-w10-t8", None), Some(Family::Tpcc));
     }
