@@ -81,12 +81,22 @@ pub fn resolve(
         ));
     }
     if io_bound > data / 2 {
+        let fix = if data / 2 >= MIN_POOL {
+            format!(
+                "use at most half of it ({}), or more rows",
+                human_size(data / 2)
+            )
+        } else {
+            format!(
+                "use more rows: the smallest buffer pool (6 MiB) needs a data set of 12 MiB, ≈ {} rows in all",
+                2 * MIN_POOL / crate::oltp::BYTES_PER_ROW
+            )
+        };
         return Err((
             "regimes.io_bound",
             format!(
-                "{} is not well below the OLTP data set ({rows}): use at most half of it ({}), or more rows",
-                human_size(io_bound),
-                human_size(data / 2)
+                "{} is not well below the OLTP data set ({rows}): {fix}",
+                human_size(io_bound)
             ),
         ));
     }
@@ -149,6 +159,8 @@ mod tests {
             e.contains("not well below the OLTP data set (≈ 9.5 MiB"),
             "{e}"
         );
+        let (_, e) = resolve(&regimes("auto", "8M"), 2, 1000).unwrap_err();
+        assert!(e.ends_with("use more rows: the smallest buffer pool (6 MiB) needs a data set of 12 MiB, ≈ 50331 rows in all"), "{e}");
         let (k, e) = resolve(&regimes("auto", "1M"), 8, 1_000_000).unwrap_err();
         assert_eq!(k, "regimes.io_bound");
         assert!(e.contains("minimum buffer pool"), "{e}");
