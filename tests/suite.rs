@@ -362,6 +362,17 @@ fn killing_the_server_mid_run_keeps_the_error_and_the_other_targets_results() {
         status.contains("status: complete (1 phase failed, ") && status.ends_with(" skipped)"),
         "{status}"
     );
+    // and why they were skipped, in both views
+    assert!(
+        summary.contains("\nSkipped phases:\n  first ")
+            && summary.contains(": the database server stopped earlier in the run\n"),
+        "{summary}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("Skipped phases: first "),
+        "report.html lists them"
+    );
 }
 
 #[test]

@@ -33,6 +33,28 @@ pub fn phase_trouble(s: &SuiteResult) -> Option<String> {
     }
 }
 
+/// The phases that did not run, one line per target and reason: `sda oltp-prewarm,
+/// oltp-read_only-t8-cpu_bound: <why>`.
+pub fn skipped_phases(s: &SuiteResult) -> Vec<String> {
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for t in &s.targets {
+        for p in t.phases.iter().filter(|p| p.status == PhaseStatus::Skipped) {
+            let why = p.error.as_deref().unwrap_or("(no reason recorded)");
+            match groups
+                .iter_mut()
+                .find(|(n, r, _)| *n == t.name && *r == why)
+            {
+                Some((_, _, phases)) => phases.push(&p.name),
+                None => groups.push((&t.name, why, vec![&p.name])),
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(target, why, phases)| format!("{target} {}: {why}", phases.join(", ")))
+        .collect()
+}
+
 /// The run's status and what went wrong in it: `complete`, `complete (1 phase failed, 9
 /// skipped)`.
 pub fn status_line(s: &SuiteResult) -> String {

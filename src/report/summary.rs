@@ -75,6 +75,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
     queueing(&mut out, s);
     tpcc_checks(&mut out, s);
     failures(&mut out, s);
+    skipped_phases(&mut out, s);
     notes(&mut out, s);
     out
 }
@@ -353,6 +354,18 @@ fn failures(w: &mut String, s: &SuiteResult) {
     }
 }
 
+/// Phases that did not run, per target and reason (the status line counts them).
+fn skipped_phases(w: &mut String, s: &SuiteResult) {
+    let lines = super::access::skipped_phases(s);
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\nSkipped phases:");
+    for line in lines {
+        let _ = writeln!(w, "  {line}");
+    }
+}
+
 /// One line per target and distinct note, naming the phases it applies to: the phase's notes
 /// and, for OLTP and TPC-C runs, their data set against the buffer pool.
 fn notes(w: &mut String, s: &SuiteResult) {
@@ -431,6 +444,18 @@ mod tests {
         let text = render_summary(&s);
         assert!(
             text.contains("status: complete (1 phase failed, 2 skipped)\n"),
+            "{text}"
+        );
+        // and says why, once per reason
+        let mut skipped = s.targets[1].phases[1].clone();
+        skipped.error = Some("the database server did not start".into());
+        s.targets[1].phases[1].name = "oltp-read_only-t4".into();
+        s.targets[1].phases[2].name = "oltp-write_only-t4".into();
+        s.targets[1].phases[1].error = skipped.error.clone();
+        s.targets[1].phases[2].error = skipped.error;
+        let text = render_summary(&s);
+        assert!(
+            text.contains("\nSkipped phases:\n  hdd oltp-read_only-t4, oltp-write_only-t4: the database server did not start\n"),
             "{text}"
         );
     }

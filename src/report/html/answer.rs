@@ -34,6 +34,15 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &
     }
     let list = DoubtList::of(s);
     doubts(out, s, &list, !views.is_empty());
+    let skipped = access::skipped_phases(s);
+    if !skipped.is_empty() {
+        let items: Vec<String> = skipped.iter().map(|l| esc(l)).collect();
+        let _ = writeln!(
+            out,
+            "<p class=\"small\">Skipped phases: {}.</p>",
+            items.join("; ")
+        );
+    }
     regimes(out, s);
     if !views.is_empty() {
         per_test_table(out, s, views, &list);
