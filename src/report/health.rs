@@ -125,7 +125,7 @@ impl Health {
             && self.sensors.as_ref().is_some_and(|s| s.raspberry_pi)
     }
 
-    /// The doubts these readings raise (for `rank::doubts`).
+    /// The doubts these readings raise (for `doubts::of_result`: each result of the target).
     pub fn doubts(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.throttled_bits != 0 {
