@@ -9,8 +9,9 @@ use common::{sh, sha256, LoopDevice};
 use spindle::disk::signature::{parse_partition_table, read_head_tail, SignatureKind};
 use spindle::disk::{find_disk, Disk, DiskPolicy};
 use spindle::provision::prepare::{
-    plan_preparation, prepare, prepare_with, release, Preparation, PrepareOptions, ReleaseGuard,
+    plan_preparation, prepare, prepare_with, Preparation, PrepareOptions,
 };
+use spindle::provision::release::{release, ReleaseGuard};
 use spindle::sys::{CommandRunner, SysRoot, System};
 use std::path::{Path, PathBuf};
 

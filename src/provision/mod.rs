@@ -4,3 +4,5 @@ pub mod mysqld;
 pub mod prepare;
 pub mod release;
 pub mod scratch;
+mod steps;
+pub mod target;

@@ -10,72 +10,17 @@
 //! [`PreparedTarget::commands`]; every read of /sys and /dev goes through its root, so the
 //! whole sequence is unit-tested with a fixture tree and a recording runner.
 
-pub use super::release::{release, ReleaseGuard};
+use super::scratch;
+use super::steps::{mount_dir, partition_device, Recorder, Undo};
+pub use super::target::{Preparation, PreparedTarget};
 use crate::disk::signature::{parse_partition_table, read_head_tail};
 use crate::disk::{
     classify, find_named, scan_all, Disk, DiskPolicy, FsKind, Naming, TargetUse, Verdict,
 };
-use crate::sys::runner::display_command;
-use crate::sys::{CommandRunner, SysRoot, System};
+use crate::sys::{SysRoot, System};
 use anyhow::{bail, Context};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// What will be done to a disk.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-pub enum Preparation {
-    /// Create a GPT with one partition, make `filesystem` on it labelled `label`, mount it.
-    /// `named` is true when the policy named the disk for erasing (it may hold data).
-    Erase {
-        filesystem: FsKind,
-        label: String,
-        named: bool,
-    },
-    /// spindle's scratch disk from an earlier run: check read-only that the `fs_type`
-    /// filesystem on `partition` holds only spindle's files and its marker names this disk,
-    /// then erase it like a blank disk (a fresh filesystem: results never depend on what the
-    /// previous run left).
-    Reuse {
-        filesystem: FsKind,
-        label: String,
-        partition: String,
-        fs_type: String,
-    },
-    /// Mount the existing filesystem on `device` (a partition or the whole disk, kernel name)
-    /// and work in a `spindle/` directory on it, removed by [`release`].
-    UseExisting { device: String, fs_type: String },
-    /// Leave the disk alone.
-    Skip { reason: String },
-}
-
-/// A prepared, mounted benchmark target.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PreparedTarget {
-    /// Kernel name of the disk (`sda`, `loop3`).
-    pub disk: String,
-    /// The block device that is mounted: the partition node, the whole disk, or a loop device
-    /// spindle attached over the partition's byte range (see `offset_loop`).
-    pub device: PathBuf,
-    pub mount_point: PathBuf,
-    /// Where benchmarks write: the mount point after erasing, `<mount point>/spindle` when an
-    /// existing filesystem is used.
-    pub work_dir: PathBuf,
-    pub filesystem: String,
-    /// Filesystem label spindle gave it (erase only).
-    pub label: Option<String>,
-    /// True if spindle partitioned and formatted the disk.
-    pub erased: bool,
-    /// A loop device spindle attached over the partition because the kernel made no partition
-    /// node (loop devices without partition scanning); detached by [`release`].
-    pub offset_loop: Option<PathBuf>,
-    /// The exact command lines run, in order.
-    pub commands: Vec<String>,
-    /// A spindle scratch disk erased again: how it was recognised as one.
-    #[serde(default)]
-    pub reused: Option<String>,
-}
 
 /// The filesystem label for an erased disk: `spindle-<short id>`, cut to what `fs` accepts.
 pub fn make_label(disk: &Disk, fs: FsKind) -> String {
@@ -108,43 +53,6 @@ pub fn plan_preparation(disk: &Disk, policy: &DiskPolicy) -> Preparation {
         Verdict::Eligible {
             how: TargetUse::UseExisting { device, fs_type },
         } => Preparation::UseExisting { device, fs_type },
-    }
-}
-
-/// Runs commands and records their command lines.
-pub(super) struct Recorder<'a> {
-    runner: &'a CommandRunner,
-    pub(super) root: &'a SysRoot,
-    commands: Vec<String>,
-}
-
-impl Recorder<'_> {
-    pub(super) fn run(&mut self, program: &str, args: &[&str]) -> anyhow::Result<String> {
-        self.commands.push(display_command(program, args));
-        let out = self.runner.run(program, args)?;
-        Ok(out.stdout)
-    }
-}
-
-/// What has been set up so far, so a failure can undo it.
-#[derive(Default)]
-pub(super) struct Undo {
-    pub(super) mounted: Option<PathBuf>,
-    pub(super) offset_loop: Option<PathBuf>,
-    pub(super) created_mount_dir: Option<PathBuf>,
-}
-
-impl Undo {
-    pub(super) fn run(&mut self, rec: &mut Recorder<'_>) {
-        if let Some(mp) = self.mounted.take() {
-            let _ = rec.run("umount", &[&mp.to_string_lossy()]);
-        }
-        if let Some(l) = self.offset_loop.take() {
-            let _ = rec.run("losetup", &["-d", &l.to_string_lossy()]);
-        }
-        if let Some(d) = self.created_mount_dir.take() {
-            let _ = std::fs::remove_dir(d);
-        }
     }
 }
 
@@ -233,12 +141,6 @@ fn wait_for_partition(
     }
 }
 
-pub(super) fn mount_dir(run_dir: &Path, disk: &Disk) -> PathBuf {
-    run_dir
-        .join("mnt")
-        .join(format!("{}-{}", disk.name, disk.short_id()))
-}
-
 /// Knobs of [`prepare_with`]; [`prepare`] uses the defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrepareOptions {
@@ -322,8 +224,8 @@ pub fn prepare_with(
                 fs_type: fs_type.clone(),
             };
             let fresh = recheck(rec.root, disk, policy, &expect)?;
-            super::scratch::check_own(&fresh, partition, fs_type, run_dir, &mut rec, &mut undo)
-                .and_then(|how| {
+            scratch::check_own(&fresh, partition, fs_type, run_dir, &mut rec, &mut undo).and_then(
+                |how| {
                     let erased = erase(
                         disk,
                         &Erase {
@@ -342,7 +244,8 @@ pub fn prepare_with(
                         reused: Some(how),
                         ..t
                     })
-                })
+                },
+            )
         }
         Preparation::UseExisting { device, fs_type } => {
             use_existing(disk, device, fs_type, policy, run_dir, &mut rec, &mut undo)
@@ -501,7 +404,7 @@ fn erase(
     let mps = mp.to_string_lossy().into_owned();
     rec.run("mount", &["-t", fs.name(), "-o", "noatime", &d, &mps])?;
     undo.mounted = Some(mp.clone());
-    super::scratch::write_marker(&mp, &fresh, how.label, opts.run_id.as_deref())?;
+    scratch::write_marker(&mp, &fresh, how.label, opts.run_id.as_deref())?;
     let t = PreparedTarget {
         disk: fresh.name.clone(),
         device,
@@ -516,50 +419,6 @@ fn erase(
     };
     *undo = Undo::default();
     Ok(t)
-}
-
-/// The block device of `device` (the disk itself, or one of its partitions: the kernel's node,
-/// else a loop device over the partition's bytes, recorded in `undo`).
-pub(super) fn partition_device(
-    fresh: &Disk,
-    device: &str,
-    rec: &mut Recorder<'_>,
-    undo: &mut Undo,
-) -> anyhow::Result<PathBuf> {
-    Ok(if device == fresh.name {
-        fresh.path.clone()
-    } else {
-        let p = fresh
-            .partitions
-            .iter()
-            .find(|p| p.name == device)
-            .with_context(|| format!("{} has no partition {device}", fresh.path.display()))?;
-        if p.in_kernel && rec.root.exists(&p.path) {
-            p.path.clone()
-        } else {
-            let (Some(start), Some(size)) = (p.start_bytes, p.size_bytes) else {
-                bail!(
-                    "the position of {device} on {} is unknown",
-                    fresh.path.display()
-                );
-            };
-            let out = rec.run(
-                "losetup",
-                &[
-                    "--find",
-                    "--show",
-                    "--offset",
-                    &start.to_string(),
-                    "--sizelimit",
-                    &size.to_string(),
-                    &fresh.path.to_string_lossy(),
-                ],
-            )?;
-            let l = PathBuf::from(out.trim());
-            undo.offset_loop = Some(l.clone());
-            l
-        }
-    })
 }
 
 fn use_existing(
@@ -591,7 +450,7 @@ fn use_existing(
     rec.run("mount", &["-t", fs_type, "-o", "noatime", &d, &mps])?;
     undo.mounted = Some(mp.clone());
     let work = mp.join("spindle");
-    let marker = super::scratch::WORK_MARKER;
+    let marker = scratch::WORK_MARKER;
     if work.join(marker).is_file() {
         // spindle's own folder, left by a run that was cut short
         std::fs::remove_dir_all(&work).with_context(|| {
@@ -631,6 +490,8 @@ fn use_existing(
 pub(crate) mod tests {
     use super::*;
     use crate::disk::{Disk, LinkSpeed, Transport, UsbInfo};
+    use crate::provision::release::release;
+    use crate::sys::CommandRunner;
 
     fn blank_usb() -> Disk {
         Disk {

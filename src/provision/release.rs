@@ -1,7 +1,7 @@
 //! Undoing a preparation after the run: the work folder on an existing filesystem, the mount,
 //! spindle's offset loop device and the mount point; and a guard that does it on drop.
 
-use super::prepare::PreparedTarget;
+use super::target::PreparedTarget;
 use crate::sys::CommandRunner;
 use anyhow::Context;
 

@@ -3,7 +3,7 @@
 //! anyone naming it — only when its filesystem holds nothing but spindle's own files and its
 //! marker names this very disk. A single foreign file and the disk is a data disk.
 
-use super::prepare::{mount_dir, partition_device, Recorder, Undo};
+use super::steps::{mount_dir, partition_device, Recorder, Undo};
 use crate::disk::Disk;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};

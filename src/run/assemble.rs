@@ -3,7 +3,8 @@
 //! them, run the suite, release them. The callers only turn their settings into a
 //! [`RunRequest`] and the [`SuiteResult`] into an exit code or an LED pattern.
 
-use super::suite::{run_suite, ServerOverrides, SuiteObserver, SuiteOptions};
+use super::options::{ServerOverrides, SuiteObserver, SuiteOptions};
+use super::suite::run_suite;
 use super::targets::{
     directory_targets, plan_disks, prepare_disks, release_disks, DiskPlan, PreparedDisks,
     TargetSource,

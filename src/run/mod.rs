@@ -14,14 +14,16 @@
 //! goes to a [`SuiteObserver`].
 
 pub mod assemble;
+mod options;
 mod phases;
 pub mod plan;
 mod regimes;
 mod sampler;
 pub mod suite;
+mod target_run;
 pub mod targets;
 mod tpcc;
 
 pub use assemble::{execute, RunError, RunRequest};
-pub use suite::{QuietObserver, ServerOverrides, SuiteObserver};
+pub use options::{QuietObserver, ServerOverrides, SuiteObserver, SuiteOptions};
 pub use targets::TargetSource;

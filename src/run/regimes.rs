@@ -4,7 +4,7 @@
 //! restart back to the profile's own settings (before TPC-C) is the same phase without a
 //! regime.
 
-use super::phases::{
+use super::target_run::{
     block_on, buffer_pool_bytes, data_set, oltp_config, server_ready, server_spec,
     table_files_bytes, Ctx, Outcome, TargetRun,
 };

@@ -8,71 +8,24 @@
 //! measurements are marked aborted, and the clean-up phases still run: servers stopped, files
 //! removed, partial results kept.
 
-use super::phases::{self, Chatter, Outcome, TargetRun};
+use super::options::{SuiteObserver, SuiteOptions};
+use super::phases;
 use super::plan::{estimate_s, phases as plan_phases};
 use super::sampler::Sampler;
+use super::target_run::{Chatter, Outcome, TargetRun};
 use super::targets::TargetSpec;
-use crate::config::profile::SuiteProfile;
 use crate::engine::Controller;
-use crate::provision::mysqld::Flavor;
 use crate::report::phase::Phase;
 use crate::report::suite::{
-    write_bundle, PhaseResult, PhaseStatus, RunStatus, Skipped, SuiteResult, TargetResult,
+    write_bundle, PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult,
     SUITE_SCHEMA_VERSION,
 };
 use crate::report::{BenchResult, ToolInfo};
-use crate::sys::System;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::provision::scratch::{WORK_DIR, WORK_MARKER};
-
-/// Receives progress (the CLI prints it; the appliance drives LEDs from it). Called from the
-/// suite's thread.
-pub trait SuiteObserver: Sync {
-    fn phase_started(
-        &self,
-        _target: &str,
-        _phase: &Phase,
-        _index: usize,
-        _total: usize,
-        _eta_s: u64,
-    ) {
-    }
-    fn phase_finished(&self, _target: &str, _phase: &Phase, _status: PhaseStatus) {}
-    fn message(&self, _line: &str) {}
-}
-
-/// An observer that ignores everything.
-pub struct QuietObserver;
-impl SuiteObserver for QuietObserver {}
-
-/// Which server program to use, when not the one found in PATH.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ServerOverrides {
-    pub mysqld: Option<PathBuf>,
-    pub flavor: Option<Flavor>,
-}
-
-/// Everything a suite run needs.
-#[derive(Clone, Debug)]
-pub struct SuiteOptions {
-    pub profile: SuiteProfile,
-    pub targets: Vec<TargetSpec>,
-    /// Disks found but not benchmarked (reported in the bundle).
-    pub skipped: Vec<Skipped>,
-    /// The bundle directory (created if missing).
-    pub out_dir: PathBuf,
-    /// Run identifier (the bundle directory name by default).
-    pub run_id: String,
-    /// Where system state (temperature, throttling, kernel log) is read and how commands
-    /// (smartctl) run.
-    pub sys: System,
-    pub server: ServerOverrides,
-    /// Seconds between temperature/throttling samples.
-    pub sample_interval: Duration,
-}
 
 /// Runs the whole suite. Errors only for problems before anything ran (bad output directory)
 /// or when the bundle cannot be written; everything else is recorded in the returned result.
@@ -350,7 +303,7 @@ fn execute_phase(
         pr.error = Some("the run was stopped".into());
         return pr;
     }
-    let ctx = phases::Ctx {
+    let ctx = super::target_run::Ctx {
         opts,
         controller,
         chatter,
@@ -524,7 +477,11 @@ fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::options::ServerOverrides;
     use super::*;
+    use crate::config::profile::SuiteProfile;
+    use crate::sys::System;
+    use std::time::Duration;
 
     #[test]
     fn work_dir_is_ours_or_refused() {

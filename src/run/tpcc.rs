@@ -2,7 +2,9 @@
 //! TPC-C's consistency conditions on what the run left, drop the tables. The tables go into the
 //! server's benchmark database (OLTP's tables are dropped before TPC-C starts).
 
-use super::phases::{server_alive, server_ready, server_stopped_error, Ctx, Outcome, TargetRun};
+use super::target_run::{
+    server_alive, server_ready, server_stopped_error, Ctx, Outcome, TargetRun,
+};
 use crate::config::profile::TpccPlan;
 use crate::provision::mysqld;
 use crate::report::suite::PhaseResult;
@@ -56,7 +58,7 @@ pub(super) fn run(
     }
     let cfg = config(ctx, &client);
     let estimate = tpcc::estimated_data_bytes(cfg.warehouses);
-    pr.data_set = Some(super::phases::data_set(run, &client, estimate));
+    pr.data_set = Some(super::target_run::data_set(run, &client, estimate));
     pr.caches_dropped = Some(crate::sys::drop_caches());
     let m = tpcc::run(&cfg, ctx.controller, ctx.chatter)?;
     let mut r = BenchResult::new(TestOptions::Tpcc(Box::new(cfg)), m);

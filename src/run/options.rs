@@ -1,0 +1,57 @@
+//! What a suite run is given: its options ([`SuiteOptions`]), the server program to use and
+//! the observer that hears its progress.
+
+use super::targets::TargetSpec;
+use crate::config::profile::SuiteProfile;
+use crate::provision::mysqld::Flavor;
+use crate::report::phase::Phase;
+use crate::report::suite::{PhaseStatus, Skipped};
+use crate::sys::System;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Receives progress (the CLI prints it; the appliance drives LEDs from it). Called from the
+/// suite's thread.
+pub trait SuiteObserver: Sync {
+    fn phase_started(
+        &self,
+        _target: &str,
+        _phase: &Phase,
+        _index: usize,
+        _total: usize,
+        _eta_s: u64,
+    ) {
+    }
+    fn phase_finished(&self, _target: &str, _phase: &Phase, _status: PhaseStatus) {}
+    fn message(&self, _line: &str) {}
+}
+
+/// An observer that ignores everything.
+pub struct QuietObserver;
+impl SuiteObserver for QuietObserver {}
+
+/// Which server program to use, when not the one found in PATH.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerOverrides {
+    pub mysqld: Option<PathBuf>,
+    pub flavor: Option<Flavor>,
+}
+
+/// Everything a suite run needs.
+#[derive(Clone, Debug)]
+pub struct SuiteOptions {
+    pub profile: SuiteProfile,
+    pub targets: Vec<TargetSpec>,
+    /// Disks found but not benchmarked (reported in the bundle).
+    pub skipped: Vec<Skipped>,
+    /// The bundle directory (created if missing).
+    pub out_dir: PathBuf,
+    /// Run identifier (the bundle directory name by default).
+    pub run_id: String,
+    /// Where system state (temperature, throttling, kernel log) is read and how commands
+    /// (smartctl) run.
+    pub sys: System,
+    pub server: ServerOverrides,
+    /// Seconds between temperature/throttling samples.
+    pub sample_interval: Duration,
+}
