@@ -17,11 +17,11 @@ struct Printer<'a> {
 
 impl Observer for Printer<'_> {
     fn message(&self, line: &str) {
-        super::emit(self.json, line);
+        super::output::emit(self.json, line);
     }
     fn interval(&self, s: &IntervalSample) {
         let line = text::fileio_interval_line(s, self.cfg);
-        super::emit(self.json, &line);
+        super::output::emit(self.json, &line);
     }
 }
 
@@ -89,7 +89,7 @@ fn execute(args: FileioArgs) -> anyhow::Result<i32> {
         Step::Cleanup => fileio::cleanup(&cfg, &printer).map(|_| 0),
         Step::Run => run_step(&args, &cfg, &controller, &printer, json),
     };
-    super::exit_code(&controller, result)
+    super::output::exit_code(&controller, result)
 }
 
 fn run_step(
@@ -113,10 +113,10 @@ fn run_step(
         (Some(t), _) => format!(" of --time={}", t.as_secs()),
         (None, n) => format!(" (--events={n})"),
     };
-    let partial = super::mark_partial(controller, &mut m, &planned);
+    let partial = super::output::mark_partial(controller, &mut m, &planned);
     let result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
     let report = || text::fileio_report(&result, cfg);
-    super::show_result(&result, json, report, partial, args.save.as_deref())?;
+    super::output::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         anyhow::bail!("fileio run failed: {e}");
     }

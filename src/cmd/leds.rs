@@ -14,7 +14,7 @@ pub fn run(args: LedsArgs) -> anyhow::Result<i32> {
     let stop = crate::engine::Controller::on_signals();
     crate::status::indicator::install_panic_hook();
     let mut ind = open_indicator(&settings.status)?;
-    super::out(&format!(
+    super::output::out(&format!(
         "LED test on the {} backend; Ctrl-C stops it.\n",
         ind.backend()
     ));

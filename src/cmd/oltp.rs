@@ -16,12 +16,12 @@ struct Printer {
 
 impl Observer for Printer {
     fn message(&self, line: &str) {
-        super::emit(self.json, line);
+        super::output::emit(self.json, line);
     }
 
     fn interval(&self, sample: &crate::model::IntervalSample) {
         let line = oltp_text::interval_line(sample, self.percentile);
-        super::emit(self.json, &line);
+        super::output::emit(self.json, &line);
     }
 }
 
@@ -49,21 +49,21 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
     let result = match command {
         OltpCommand::Prepare => {
             if !json {
-                super::out(&format!(
+                super::output::out(&format!(
                     "spindle {} (sysbench 1.0 compatible)\n\n",
                     crate::version::VERSION
                 ));
             }
             crate::oltp::prepare(&cfg, &controller, &printer).and_then(|summary| {
                 if json {
-                    super::out(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
+                    super::output::out(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
                 }
                 Ok(0)
             })
         }
         OltpCommand::Cleanup => {
             if !json {
-                super::out(&format!(
+                super::output::out(&format!(
                     "spindle {} (sysbench 1.0 compatible)\n\n",
                     crate::version::VERSION
                 ));
@@ -72,7 +72,7 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
         }
         OltpCommand::Run => run_step(args, &cfg, &controller, &printer, json),
     };
-    super::exit_code(&controller, result)
+    super::output::exit_code(&controller, result)
 }
 
 fn run_step(
@@ -83,7 +83,7 @@ fn run_step(
     json: bool,
 ) -> anyhow::Result<i32> {
     if !json {
-        super::out(&format!(
+        super::output::out(&format!(
             "{}\n",
             oltp_text::run_header(cfg.threads, cfg.report_interval_s, cfg.rand.seed)
         ));
@@ -93,7 +93,7 @@ fn run_step(
         (0, n) => format!(" (--events={n})"),
         (t, _) => format!(" of --time={t}"),
     };
-    let partial = super::mark_partial(controller, &mut m, &planned);
+    let partial = super::output::mark_partial(controller, &mut m, &planned);
     let result = BenchResult::new(TestOptions::Oltp(Box::new(cfg.clone())), m);
     let report = || {
         let mut text = String::new();
@@ -103,7 +103,7 @@ fn run_step(
         text.push_str(&oltp_text::final_report(&result));
         text
     };
-    super::show_result(&result, json, report, partial, args.save.as_deref())?;
+    super::output::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         let hint = if e.contains("not one of the errors that retry") {
             "; add its code to --mysql-ignore-errors to retry such transactions"

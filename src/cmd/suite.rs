@@ -39,16 +39,16 @@ impl SuiteObserver for Progress {
         );
         // Never eprint!: a closed stderr must not end the run before it released its disks.
         if self.tty {
-            super::err(&format!("\r\x1b[2K{line}"));
+            super::output::err(&format!("\r\x1b[2K{line}"));
         } else {
-            super::err(&format!("spindle: {line}\n"));
+            super::output::err(&format!("spindle: {line}\n"));
         }
     }
     fn message(&self, line: &str) {
         if self.tty {
-            super::err("\r\x1b[2K");
+            super::output::err("\r\x1b[2K");
         }
-        super::err(&format!("spindle: {line}\n"));
+        super::output::err(&format!("spindle: {line}\n"));
     }
 }
 
@@ -117,11 +117,11 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     let controller = Controller::on_signals();
     let result = crate::run::execute(&req, &sys, &progress, &controller);
     if progress.tty {
-        super::err("\n");
+        super::output::err("\n");
     }
     let result = result?;
-    super::out(&crate::report::summary::render_summary(&result));
-    super::out(&format!("\nResults bundle: {}\n", out.display()));
+    super::output::out(&crate::report::summary::render_summary(&result));
+    super::output::out(&format!("\nResults bundle: {}\n", out.display()));
     if result.status == RunStatus::NoTargets {
         bail!(
             "nothing was benchmarked: {}",
@@ -141,7 +141,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
             .find(|(_, p)| p.status == PhaseStatus::Interrupted)
             .map(|(t, p)| format!(" during {} {}", t.name, p.name))
             .unwrap_or_default();
-        super::err(&format!(
+        super::output::err(&format!(
             "spindle: interrupted by a signal{during}; the bundle keeps the phases that finished and the partial figures\n"
         ));
         130
@@ -159,7 +159,7 @@ fn dry_run(req: &RunRequest, sys: &System) -> anyhow::Result<i32> {
     if let Some(name) = plan.missing.first() {
         return Err(crate::run::RunError::NoSuchDisk(name.clone()).into());
     }
-    super::out(&describe_plan(req, &plan));
+    super::output::out(&describe_plan(req, &plan));
     Ok(0)
 }
 

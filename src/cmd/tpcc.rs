@@ -27,11 +27,11 @@ impl Observer for Printer {
             l if l.starts_with("STOPPING") => format!("\n{l}"),
             l => l.to_string(),
         };
-        super::emit(self.json, &line);
+        super::output::emit(self.json, &line);
     }
 
     fn interval(&self, s: &crate::model::IntervalSample) {
-        super::emit(self.json, &text::interval_line(s, self.layout));
+        super::output::emit(self.json, &text::interval_line(s, self.layout));
     }
 }
 
@@ -146,7 +146,7 @@ fn execute(args: TpccArgs) -> anyhow::Result<i32> {
         TpccCommand::Check => check(&args, &cfg, &controller, &printer, json),
         TpccCommand::Cleanup => tpcc::cleanup(&cfg, &printer).map(|_| 0),
     };
-    super::exit_code(&controller, result)
+    super::output::exit_code(&controller, result)
 }
 
 fn prepare(
@@ -202,10 +202,10 @@ fn run_step(
         cfg.rampup_s,
         cfg.measured_s()
     );
-    let partial = super::mark_partial(controller, &mut m, &planned);
+    let partial = super::output::mark_partial(controller, &mut m, &planned);
     let result = BenchResult::new(TestOptions::Tpcc(Box::new(cfg.clone())), m);
     let report = || text::final_report(&result, layout);
-    super::show_result(&result, json, report, partial, args.save.as_deref())?;
+    super::output::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         bail!("the TPC-C run ended early: {e} (the report above covers the run up to the error)");
     }

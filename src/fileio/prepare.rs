@@ -6,59 +6,19 @@
 //! and records the file set in a small manifest so a later `run` with different options gets a
 //! clear error. On failure, files it created are removed and files it extended are cut back.
 
+use super::checks::fs_space;
 use super::checksum;
 use super::config::{FileioConfig, Fill};
 use super::files::{open_error, AlignedBuf};
+use super::manifest::Manifest;
 use crate::engine::{Controller, Observer};
 use crate::rng::Rng;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
-
-/// Name of the manifest prepare leaves beside the files.
-pub const MANIFEST: &str = ".spindle-fileio.json";
-
-/// What `prepare` recorded about the file set.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub file_num: u32,
-    pub file_size: u64,
-    pub block_size: u64,
-    /// The files hold checksummed blocks (prepared, and only written since, with --validate).
-    pub validate: bool,
-    pub spindle_version: String,
-}
-
-impl Manifest {
-    pub fn path(dir: &Path) -> PathBuf {
-        dir.join(MANIFEST)
-    }
-    /// Reads the manifest; `None` when there is none (e.g. files made by sysbench).
-    pub fn load(dir: &Path) -> anyhow::Result<Option<Manifest>> {
-        let p = Self::path(dir);
-        match std::fs::read_to_string(&p) {
-            Ok(t) => Ok(Some(serde_json::from_str(&t).with_context(|| {
-                format!(
-                    "'{}' is damaged: run `spindle fileio cleanup` and prepare again",
-                    p.display()
-                )
-            })?)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("could not read '{}'", p.display())),
-        }
-    }
-    pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
-        crate::sys::fs::write_atomic(
-            &Self::path(dir),
-            serde_json::to_string_pretty(self)
-                .expect("manifest serialises")
-                .as_bytes(),
-        )
-    }
-}
 
 /// What one prepare did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,23 +29,6 @@ pub struct PrepareSummary {
     pub seconds: f64,
 }
 
-/// Free bytes available to this user on the filesystem holding `dir`, and whether it is read-only.
-pub fn fs_space(dir: &Path) -> anyhow::Result<(u64, bool)> {
-    use std::os::unix::ffi::OsStrExt;
-    let c =
-        std::ffi::CString::new(dir.as_os_str().as_bytes()).context("path contains a NUL byte")?;
-    // SAFETY: statvfs fills the struct we pass.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(std::io::Error::last_os_error())
-            .with_context(|| format!("could not stat filesystem of '{}'", dir.display()));
-    }
-    Ok((
-        st.f_bavail as u64 * st.f_frsize as u64,
-        st.f_flag & libc::ST_RDONLY != 0,
-    ))
-}
-
 /// Creates, extends or reuses the files; sysbench's progress lines go to `observer`. A stop
 /// request ends the preparation early: what it wrote is undone and the error says so.
 pub fn prepare(
@@ -93,7 +36,7 @@ pub fn prepare(
     controller: &Controller,
     observer: &dyn Observer,
 ) -> anyhow::Result<PrepareSummary> {
-    super::check_dir(cfg, true)?;
+    super::checks::check_dir(cfg, true)?;
     let file_size = cfg.file_size();
     observer.message(&format!(
         "{} files, {}Kb each, {}Mb total",
@@ -262,7 +205,7 @@ fn chunk_size(cfg: &FileioConfig) -> u64 {
 
 /// Removes the test files (and files a larger earlier prepare left) and the manifest.
 pub fn cleanup(cfg: &FileioConfig, observer: &dyn Observer) -> anyhow::Result<u32> {
-    super::check_dir(cfg, true)?;
+    super::checks::check_dir(cfg, true)?;
     observer.message("Removing test files...");
     let extra = Manifest::load(&cfg.dir)
         .ok()

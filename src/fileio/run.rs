@@ -6,6 +6,7 @@ use super::checksum;
 use super::config::{Compat, FileioConfig, Fill, IoMode, TestMode};
 use super::files::{AlignedBuf, TestFiles};
 use super::generator::{Generator, Request};
+use super::shared::{account, record_error, worker_rng, Shared, Tally, WorkerStats, MIB};
 use crate::engine::{Controller, Observer};
 use crate::model::{Counters, FileioCounters, IntervalRates, IntervalSample, Measurement};
 use crate::rng::Rng;
@@ -13,91 +14,6 @@ use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const MIB: f64 = 1024.0 * 1024.0;
-
-/// Counters one worker keeps; the interval part is reset at every report.
-#[derive(Default)]
-pub(super) struct Tally {
-    reads: u64,
-    writes: u64,
-    fsyncs: u64,
-    bytes_read: u64,
-    bytes_written: u64,
-    events: u64,
-}
-
-impl Tally {
-    fn add(&mut self, o: &Tally) {
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.fsyncs += o.fsyncs;
-        self.bytes_read += o.bytes_read;
-        self.bytes_written += o.bytes_written;
-        self.events += o.events;
-    }
-}
-
-pub(super) struct WorkerStats {
-    total: Tally,
-    interval: Tally,
-    interval_hist: SysbenchHistogram,
-    interval_max_ns: u64,
-    latency: LatencyRecorder,
-    validated_blocks: u64,
-}
-
-impl WorkerStats {
-    fn new() -> Self {
-        WorkerStats {
-            total: Tally::default(),
-            interval: Tally::default(),
-            interval_hist: SysbenchHistogram::new(),
-            interval_max_ns: 0,
-            latency: LatencyRecorder::new(),
-            validated_blocks: 0,
-        }
-    }
-}
-
-/// What every worker of a run shares.
-pub(super) struct Shared<'a> {
-    pub cfg: &'a FileioConfig,
-    pub mode: TestMode,
-    pub files: TestFiles,
-    pub gen: Mutex<Generator>,
-    /// Completed reads and writes (rndrw's ratio rule reads them).
-    pub reads_done: AtomicU64,
-    pub writes_done: AtomicU64,
-    pub controller: &'a Controller,
-    pub deadline: Option<Instant>,
-    /// Async mode: per file, which requests run at submission (see `uring::probe_blocking`).
-    pub blocking: Vec<super::uring::Blocking>,
-    /// Async mode: what a worker could not register with its ring, and why (the first one).
-    pub unregistered: Mutex<Option<String>>,
-    error: Mutex<Option<String>>,
-    /// Set with `error`, read by workers on every event (an atomic, not the mutex).
-    failed: AtomicBool,
-}
-
-impl Shared<'_> {
-    /// True when the worker must stop taking new requests (`now`: a recent clock reading).
-    #[inline]
-    pub fn should_stop(&self, now: Instant) -> bool {
-        self.controller.stop_requested()
-            || self.failed.load(Ordering::Relaxed)
-            || self.deadline.is_some_and(|d| now >= d)
-    }
-}
-
-/// The worker's per-thread random stream (seeded runs are reproducible per thread).
-pub(super) fn worker_rng(cfg: &FileioConfig, t: usize) -> Rng {
-    Rng::new(if cfg.rand_seed == 0 {
-        0
-    } else {
-        cfg.rand_seed ^ (t as u64 + 1) << 40
-    })
-}
 
 /// Runs the test described by `cfg` (its `test_mode` must be set). The controller ends the run
 /// early (Ctrl-C, abort button): each worker finishes its request in progress (a system call
@@ -109,7 +25,7 @@ pub fn run(
     observer: &dyn Observer,
 ) -> anyhow::Result<Measurement> {
     let mode = cfg.test_mode.ok_or(super::FileioError::NoTestMode)?;
-    super::check_run(cfg, mode)?;
+    super::checks::check_run(cfg, mode)?;
     // One ring per worker, set up before anything runs so "no io_uring here" is a clear error.
     let mut rings = match cfg.io_mode {
         IoMode::Async => (0..cfg.threads)
@@ -200,15 +116,6 @@ pub fn run(
     Ok(m)
 }
 
-pub(super) fn record_error(shared: &Shared, msg: String) {
-    let mut e = shared.error.lock().unwrap();
-    if e.is_none() {
-        *e = Some(msg);
-    }
-    // Other workers stop at their next event.
-    shared.failed.store(true, Ordering::Relaxed);
-}
-
 fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
     let cfg = shared.cfg;
     let req_size = cfg.request_size(shared.mode) as usize;
@@ -263,43 +170,6 @@ fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>) {
     }
     if let Some(b) = held {
         shared.gen.lock().unwrap().release(b);
-    }
-}
-
-/// Adds one finished event (`ns`: its latency) to the worker's statistics and the run's
-/// completed read/write counts.
-#[inline]
-pub(super) fn account(shared: &Shared, s: &mut WorkerStats, req: Request, ns: u64, validated: u64) {
-    let cfg = shared.cfg;
-    if cfg.compat == Compat::V0_4 {
-        if let Request::Fsync { .. } = req {
-            // 0.4 counts fsyncs as "Other" operations, not as timed events.
-            s.interval.fsyncs += 1;
-            return;
-        }
-    }
-    let bucket = s.latency.record(ns);
-    s.interval_hist.record_bucket(bucket);
-    s.interval_max_ns = s.interval_max_ns.max(ns);
-    s.validated_blocks += validated;
-    let it = &mut s.interval;
-    it.events += 1;
-    match req {
-        Request::Read { len, .. } => {
-            it.reads += 1;
-            it.bytes_read += len as u64;
-            shared.reads_done.fetch_add(1, Ordering::Relaxed);
-        }
-        Request::Write { len, .. } => {
-            it.writes += 1;
-            it.bytes_written += len as u64;
-            if cfg.fsync_all {
-                it.fsyncs += 1;
-            }
-            shared.writes_done.fetch_add(1, Ordering::Relaxed);
-        }
-        Request::Fsync { .. } => it.fsyncs += 1,
-        Request::Busy | Request::Stop => {}
     }
 }
 

@@ -22,40 +22,6 @@ use std::fmt::Write as _;
 /// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT is sent before it would grow past this.
 const BULK_PACKET_SIZE: usize = 512 * 1024;
 
-/// One thread's bulk INSERT in the making (sysbench's per-connection bulk buffer and the
-/// script's `cursize`).
-#[derive(Debug, Default)]
-pub struct Bulk {
-    /// Rows appended so far (the last row's id and k).
-    cursize: u64,
-    /// `INSERT INTO sbtestN VALUES` and the rows not yet sent.
-    sql: String,
-    /// Length of the `INSERT … VALUES` head.
-    head: usize,
-    /// Rows in `sql`.
-    rows: u64,
-}
-
-/// The one statement of select_random_points/ranges, with `?` for its values.
-pub(super) fn script_sql(cfg: &OltpConfig) -> Option<String> {
-    match cfg.workload {
-        Workload::SelectRandomPoints | Workload::LegacySelectRandomPoints => {
-            let points = vec!["?"; cfg.random_points.max(1) as usize].join(", ");
-            Some(format!(
-                "SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({points})"
-            ))
-        }
-        Workload::SelectRandomRanges | Workload::LegacySelectRandomRanges => {
-            let ranges = vec!["k BETWEEN ? AND ?"; cfg.number_of_ranges.max(1) as usize];
-            Some(format!(
-                "SELECT count(k) FROM sbtest1 WHERE {}",
-                ranges.join(" OR ")
-            ))
-        }
-        _ => None,
-    }
-}
-
 impl Session {
     /// One event of a one-statement script (see the module doc).
     pub(super) async fn script_event(
@@ -181,7 +147,10 @@ impl Session {
                 .exec_drop_unboxed(stmt, Params::Positional(params))
                 .await?;
         } else {
-            let template = script_sql(cfg).unwrap_or_default();
+            let template = cfg
+                .workload
+                .statement_sql(cfg.random_points, cfg.number_of_ranges)
+                .unwrap_or_default();
             self.sql.clear();
             let mut it = values.iter();
             for part in template.split('?') {
@@ -238,7 +207,10 @@ mod tests {
             workload: Workload::SelectRandomPoints,
             ..Default::default()
         };
-        let sql = script_sql(&points).unwrap();
+        let sql = points
+            .workload
+            .statement_sql(points.random_points, points.number_of_ranges)
+            .unwrap();
         assert_eq!(sql.matches('?').count(), 10, "{sql}");
         assert!(sql.starts_with("SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ?"));
         let ranges = OltpConfig {
@@ -247,10 +219,10 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            script_sql(&ranges).unwrap(),
+            ranges.workload.statement_sql(ranges.random_points, ranges.number_of_ranges).unwrap(),
             "SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ? OR k BETWEEN ? AND ?"
         );
-        assert_eq!(script_sql(&OltpConfig::default()), None);
+        assert_eq!(OltpConfig::default().workload.statement_sql(10, 10), None);
     }
 
     #[test]

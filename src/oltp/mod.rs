@@ -21,6 +21,7 @@
 //! - Same PRNG and distributions, seeded differently: `--rand-seed` makes spindle repeatable but
 //!   does not reproduce sysbench's exact sequence.
 
+mod bulk;
 mod events;
 mod numbers;
 mod prepare;
@@ -28,6 +29,7 @@ mod prewarm;
 pub mod rand;
 mod run;
 mod script;
+mod shared;
 mod workload;
 
 pub use crate::db::{ConnectionConfig, IgnoreErrors};

@@ -1,7 +1,7 @@
 //! The numbers of an OLTP run: interval samples from the workers' live counters, and the
 //! final [`Measurement`] from their latency recorders.
 
-use super::run::{Live, Shared, WorkerOut};
+use super::shared::{Live, Shared, WorkerOut};
 use super::OltpConfig;
 use crate::model::{Counters, IntervalRates, IntervalSample, Measurement, OltpCounters};
 use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};

@@ -15,6 +15,7 @@
 
 use super::numbers::{build_result, interval_sample, Snapshot};
 use super::rand::{time_seed, Dist, Rng, UniqueSeq};
+use super::shared::{Live, Shared, WorkerOut, BUCKETS};
 use super::workload::{Session, Tally};
 use super::OltpConfig;
 use crate::db::{classify, describe_error, ErrorClass};
@@ -26,97 +27,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// sysbench's histogram size (`stats::SysbenchHistogram` buckets).
-pub(super) const BUCKETS: usize = 1024;
-
 /// How long an aborted run waits for transactions in progress before it abandons them.
 const ABORT_GRACE: Duration = Duration::from_millis(500);
-
-/// Counters one worker publishes while it runs.
-pub(super) struct Live {
-    pub(super) events: AtomicU64,
-    pub(super) reads: AtomicU64,
-    pub(super) writes: AtomicU64,
-    pub(super) other: AtomicU64,
-    pub(super) errors: AtomicU64,
-    pub(super) reconnects: AtomicU64,
-    /// sysbench buckets of this interval's transactions (swapped to zero by the reporter).
-    pub(super) hist: Box<[AtomicU64]>,
-    pub(super) interval_max_ns: AtomicU64,
-}
-
-impl Live {
-    fn new() -> Self {
-        Live {
-            events: AtomicU64::new(0),
-            reads: AtomicU64::new(0),
-            writes: AtomicU64::new(0),
-            other: AtomicU64::new(0),
-            errors: AtomicU64::new(0),
-            reconnects: AtomicU64::new(0),
-            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
-            interval_max_ns: AtomicU64::new(0),
-        }
-    }
-
-    fn add_tally(&self, t: &Tally) {
-        if t.reads > 0 {
-            self.reads.fetch_add(t.reads, Relaxed);
-        }
-        if t.writes > 0 {
-            self.writes.fetch_add(t.writes, Relaxed);
-        }
-        if t.other > 0 {
-            self.other.fetch_add(t.other, Relaxed);
-        }
-    }
-}
-
-pub(super) struct Shared {
-    pub(super) cfg: OltpConfig,
-    pub(super) start: OnceLock<Instant>,
-    pub(super) deadline: OnceLock<Option<Instant>>,
-    /// Set on a fatal error or when connecting failed: every worker stops.
-    pub(super) abort: AtomicBool,
-    pub(super) external_stop: Controller,
-    pub(super) tickets: AtomicU64,
-    pub(super) running: AtomicU32,
-    pub(super) live: Vec<Live>,
-    pub(super) unique: UniqueSeq,
-    pub(super) fatal: Mutex<Option<String>>,
-    /// Sockets whose writable wake-ups were dropped (see `db::sockets`), for the result's notes.
-    pub(super) tuned_sockets: AtomicU64,
-}
-
-impl Shared {
-    fn stopping(&self) -> bool {
-        self.abort.load(Relaxed) || self.external_stop.stop_requested()
-    }
-
-    fn past_deadline(&self) -> bool {
-        self.past(Instant::now())
-    }
-
-    /// Whether `now` is at or after the `--time` deadline.
-    fn past(&self, now: Instant) -> bool {
-        matches!(self.deadline.get(), Some(Some(d)) if now >= *d)
-    }
-
-    fn set_fatal(&self, msg: String) {
-        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
-        if f.is_none() {
-            *f = Some(msg);
-        }
-        self.abort.store(true, Relaxed);
-    }
-}
-
-/// What one worker hands back.
-pub(super) struct WorkerOut {
-    pub(super) idx: usize,
-    pub(super) recorder: LatencyRecorder,
-    pub(super) errors_by_code: BTreeMap<u16, u64>,
-}
 
 /// Runs the benchmark. `Err` only when it could not start (bad options, cannot connect or
 /// prepare statements); an error during the run returns the partial result with `error` set.

@@ -215,6 +215,29 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// The one statement of select_random_points/ranges (`--random-points`,
+    /// `--number-of-ranges`), with `?` for its values; `None` for the other scripts.
+    pub fn statement_sql(self, random_points: u32, number_of_ranges: u32) -> Option<String> {
+        match self {
+            Workload::SelectRandomPoints | Workload::LegacySelectRandomPoints => {
+                let points = vec!["?"; random_points.max(1) as usize].join(", ");
+                Some(format!(
+                    "SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({points})"
+                ))
+            }
+            Workload::SelectRandomRanges | Workload::LegacySelectRandomRanges => {
+                let ranges = vec!["k BETWEEN ? AND ?"; number_of_ranges.max(1) as usize];
+                Some(format!(
+                    "SELECT count(k) FROM sbtest1 WHERE {}",
+                    ranges.join(" OR ")
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 
 pub use super::script::Workload;
 
-use super::events::Bulk;
+use super::bulk::Bulk;
 use super::rand::{Rng, UniqueSeq, C_TEMPLATE, PAD_TEMPLATE};
 use super::{OltpConfig, PsMode};
 use mysql_async::prelude::Queryable;
@@ -168,7 +168,10 @@ impl Session {
         if !self.ps {
             return Ok(());
         }
-        if let Some(sql) = super::events::script_sql(cfg) {
+        if let Some(sql) = cfg
+            .workload
+            .statement_sql(cfg.random_points, cfg.number_of_ranges)
+        {
             self.script = Some(self.conn.prep(sql).await?);
         }
         let kinds = prepared_kinds(cfg);

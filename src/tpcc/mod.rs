@@ -60,6 +60,7 @@ pub mod random;
 mod rowwise;
 mod run;
 pub mod schema;
+mod shared;
 mod txn;
 mod worker;
 
@@ -67,7 +68,8 @@ pub use check::{check, CheckReport, CheckStatus, ConditionResult};
 pub use deck::TxKind;
 pub use error::{TpccError, MAX_WAREHOUSES};
 pub use load::{cleanup, prepare, PrepareSummary};
-pub use run::{run, run_logged, NewOrderRecord, TransactionLog};
+pub use run::{run, run_logged};
+pub use shared::{NewOrderRecord, TransactionLog};
 pub use txn::Probe;
 
 /// About 100 MiB of InnoDB data per warehouse (tpcc-mysql's tables after the load), for

@@ -11,6 +11,7 @@ use super::deck::{Deck, InputGen, TxKind};
 use super::live::{interval_sample, Live, Snapshot};
 use super::random::NuConstants;
 use super::schema;
+use super::shared::{Shared, TransactionLog};
 use super::txn::Session;
 use super::worker::{worker, WorkerOut};
 use super::{HomeWarehouse, TpccConfig, TpccError};
@@ -23,112 +24,10 @@ use mysql_async::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// How long an aborted run waits for transactions in progress before it abandons them.
 const ABORT_GRACE: Duration = Duration::from_millis(500);
-
-/// One New-Order as tpcc-mysql's `-f` (report) and `-t` (trx) files record it; ramp-up and
-/// the time after the end included, as there.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NewOrderRecord {
-    /// Connection number (tpcc-mysql's `t_num`, from 0).
-    pub connection: u32,
-    /// tpcc-mysql's `time_count`: the seconds of the last interval line when it completed
-    /// (0 during ramp-up).
-    pub time_count: u64,
-    /// Response time, milliseconds.
-    pub rt_ms: f64,
-    /// Wall-clock start and end.
-    pub start: SystemTime,
-    pub finish: SystemTime,
-    /// Ended by the intended rollback (tpcc-mysql writes no trx line for these).
-    pub rolled_back: bool,
-}
-
-/// Receives every New-Order from the connections' threads (for the `-f`/`-t` files).
-pub trait TransactionLog: Send + Sync {
-    fn new_order(&self, record: &NewOrderRecord);
-}
-
-/// What the connections share.
-pub(crate) struct Shared {
-    pub cfg: TpccConfig,
-    pub live: Vec<Live>,
-    pub log: Option<Arc<dyn TransactionLog>>,
-    /// Response-time limits in nanoseconds.
-    pub rt_limits_ns: [f64; 5],
-    window: OnceLock<(Instant, Instant)>,
-    abort: AtomicBool,
-    controller: Controller,
-    fatal: Mutex<Option<String>>,
-    pub tuned_sockets: AtomicU64,
-    /// Response times of the counted transactions, per type (connections add theirs in
-    /// batches).
-    pub recorders: Mutex<[LatencyRecorder; 5]>,
-    /// Maps a response time to its interval-histogram bucket.
-    pub buckets: crate::stats::SysbenchHistogram,
-    /// The one deck every connection deals from, as tpcc-mysql's `seq_get`.
-    deck: Mutex<(Deck, Rng)>,
-}
-
-impl Shared {
-    /// Whether every connection should stop now (fatal error, stop or abort asked).
-    pub fn stopping(&self) -> bool {
-        self.abort.load(Relaxed) || self.controller.stop_requested()
-    }
-
-    pub fn external_stop(&self) -> bool {
-        self.controller.stop_requested()
-    }
-
-    fn window(&self) -> (Instant, Instant) {
-        *self
-            .window
-            .get()
-            .expect("the window is set before the start")
-    }
-
-    pub fn past_end(&self, now: Instant) -> bool {
-        now >= self.window().1
-    }
-
-    /// Whether `t` lies in the measured window.
-    pub fn in_window(&self, t: Instant) -> bool {
-        let (a, b) = self.window();
-        t >= a && t < b
-    }
-
-    /// tpcc-mysql's `time_count` at `t`.
-    pub fn time_count(&self, t: Instant) -> u64 {
-        let (a, _) = self.window();
-        let i = self.cfg.report_interval_s;
-        if t < a || i == 0 {
-            return 0;
-        }
-        let s = t.duration_since(a).as_secs();
-        (s / i * i).min(self.cfg.measured_s() / i * i)
-    }
-
-    /// The next transaction type from the shared deck of 23.
-    pub fn deal(&self) -> TxKind {
-        let mut d = self.deck.lock().unwrap_or_else(|p| p.into_inner());
-        let (deck, rng) = &mut *d;
-        deck.deal(rng)
-    }
-
-    pub fn set_fatal(&self, msg: String) {
-        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
-        if f.is_none() {
-            *f = Some(msg);
-        }
-        self.abort.store(true, Relaxed);
-    }
-
-    fn fatal(&self) -> Option<String> {
-        self.fatal.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
 
 /// [`run_logged`] without a transaction log.
 pub fn run(

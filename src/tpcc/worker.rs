@@ -9,7 +9,7 @@
 //! else, or a server that stays away, ends the run for every connection.
 
 use super::deck::{InputGen, TxKind};
-use super::run::{NewOrderRecord, Shared};
+use super::shared::{NewOrderRecord, Shared};
 use super::txn::{Done, Session, TxError};
 use crate::db::{classify, describe_error, ErrorClass, IgnoreErrors};
 use crate::rng::Rng;

@@ -44,9 +44,8 @@ use super::checksum;
 use super::config::{Fill, FsyncMode};
 use super::files::AlignedBuf;
 use super::generator::Request;
-use super::run::{account, record_error, worker_rng, Shared, WorkerStats};
-use crate::rng::Rng;
-use io_uring::{opcode, squeue, types, IoUring};
+use super::shared::{account, record_error, worker_rng, Shared, WorkerStats};
+use io_uring::{opcode, squeue, types};
 use std::os::unix::io::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -55,67 +54,13 @@ use std::time::Instant;
 mod nowait;
 mod register;
 mod setup;
+mod state;
 
 pub use nowait::{blocking_note, probe_blocking, Blocking};
+use register::random_wbuf;
 pub use register::unregistered_note;
-use register::{random_wbuf, Registered};
 pub use setup::{unavailable_reason, Ring};
-
-/// One request in flight and its buffers (kept between requests; made on first use, or before
-/// the run when they are registered with the ring).
-struct Slot {
-    req: Request,
-    /// When the request was submitted.
-    t0: Instant,
-    busy: bool,
-    /// `--file-fsync-all`: the write has completed, its fsync is in flight.
-    syncing: bool,
-    /// `--validate`: the read lands here, the checksummed write comes from here.
-    buf: Option<AlignedBuf>,
-    /// Random-fill writes come from here (never read into).
-    wbuf: Option<AlignedBuf>,
-}
-
-/// One async worker's state. The ring is the first field, so it is closed (and the kernel lets
-/// go of the registered buffers) before the buffers are freed.
-struct Worker<'s, 'a> {
-    ring: IoUring,
-    shared: &'s Shared<'a>,
-    reg: Registered,
-    fds: Vec<RawFd>,
-    slots: Vec<Slot>,
-    free: Vec<usize>,
-    /// Slots pushed since the last submission (their clock starts at the next one).
-    pending: Vec<usize>,
-    writes_in_flight: u32,
-    /// A generated request that must wait: an fsync behind this worker's writes in flight, or a
-    /// checksummed sequential request overlapping one in flight.
-    deferred: Option<Request>,
-    /// Blocks finished since the generator was last asked (`--validate`).
-    released: Vec<(u32, u64)>,
-    batch: Vec<Request>,
-    /// Completions to account: (slot, result, when it completed).
-    cqes: Vec<(usize, i32, Instant)>,
-    /// Per file: which requests run at submission (`probe_blocking`).
-    blocking: &'s [Blocking],
-    /// Requests that ran at submission, not yet accounted.
-    inline_done: Vec<(usize, i32, Instant)>,
-    /// Where every read lands without `--validate` (its bytes are never looked at).
-    scratch: AlignedBuf,
-    /// Source of the random-fill writes that run at submission: each is done before the next
-    /// starts, so one buffer serves them all and stays in the cache. Never read into, so its
-    /// bytes stay random.
-    inline_wbuf: AlignedBuf,
-    /// Source of zero-fill writes (its bytes never change, so writes in flight share it).
-    zeros: AlignedBuf,
-    rng: Rng,
-    req_size: usize,
-    /// Checksummed sequential mode: requests must not overlap this worker's in flight.
-    seq_validate: bool,
-    /// The generator said stop, or the run ended: take no new requests.
-    finished: bool,
-    now: Instant,
-}
+use state::{Registered, Slot, Worker};
 
 /// Runs worker `t` on `ring` until the run ends, then waits for everything it has in flight.
 pub(super) fn worker(shared: &Shared, t: usize, st: &Mutex<WorkerStats>, ring: Ring) {

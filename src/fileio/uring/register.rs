@@ -1,7 +1,7 @@
 //! Registering a worker's test files and request buffers with its ring: the kernel then neither
 //! looks a file up nor pins a buffer's pages per request.
 
-use super::Worker;
+use super::state::Worker;
 use crate::fileio::config::Fill;
 use crate::fileio::files::AlignedBuf;
 use crate::rng::Rng;
@@ -17,27 +17,6 @@ pub fn unregistered_note(what: &str) -> String {
     format!(
         "async I/O: io_uring could not register the {what}{memlock}, so requests named them one by one: the same requests, more kernel CPU each"
     )
-}
-
-/// What a worker registered with its ring: the files (a request names the file's index) and
-/// its request buffers (a request names the buffer's index). Buffers are numbered in this
-/// order: every `Slot::buf`, every `Slot::wbuf`, `Worker::zeros`, `Worker::scratch` — those of
-/// them that ring requests of this test use.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Registered {
-    pub(super) files: bool,
-    /// Index of slot 0's `buf`; slot i's is `buf + i`.
-    pub(super) buf: Option<u16>,
-    /// Index of slot 0's `wbuf`.
-    pub(super) wbuf: Option<u16>,
-    pub(super) zeros: Option<u16>,
-    pub(super) scratch: Option<u16>,
-}
-
-impl Registered {
-    pub(super) fn slot(base: Option<u16>, i: usize) -> Option<u16> {
-        base.map(|b| b + i as u16)
-    }
 }
 
 /// A buffer for random-fill writes: random bytes, stamped per request.

@@ -1,0 +1,103 @@
+//! What an OLTP run's threads share: the live counters the interval sampler reads
+//! ([`Live`]), the stop/abort flags and the one-time error ([`Shared`]), and what a worker hands
+//! back ([`WorkerOut`]). Below the driver (`run.rs`) and the numbers (`numbers.rs`), which both
+//! read it.
+
+use super::rand::UniqueSeq;
+use super::workload::Tally;
+use super::OltpConfig;
+use crate::engine::Controller;
+use crate::stats::LatencyRecorder;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// sysbench's histogram size (`stats::SysbenchHistogram` buckets).
+pub(super) const BUCKETS: usize = 1024;
+
+/// Counters one worker publishes while it runs.
+pub(super) struct Live {
+    pub(super) events: AtomicU64,
+    pub(super) reads: AtomicU64,
+    pub(super) writes: AtomicU64,
+    pub(super) other: AtomicU64,
+    pub(super) errors: AtomicU64,
+    pub(super) reconnects: AtomicU64,
+    /// sysbench buckets of this interval's transactions (swapped to zero by the reporter).
+    pub(super) hist: Box<[AtomicU64]>,
+    pub(super) interval_max_ns: AtomicU64,
+}
+
+impl Live {
+    pub(super) fn new() -> Self {
+        Live {
+            events: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            other: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            reconnects: AtomicU64::new(0),
+            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            interval_max_ns: AtomicU64::new(0),
+        }
+    }
+
+    pub(super) fn add_tally(&self, t: &Tally) {
+        if t.reads > 0 {
+            self.reads.fetch_add(t.reads, Relaxed);
+        }
+        if t.writes > 0 {
+            self.writes.fetch_add(t.writes, Relaxed);
+        }
+        if t.other > 0 {
+            self.other.fetch_add(t.other, Relaxed);
+        }
+    }
+}
+
+pub(super) struct Shared {
+    pub(super) cfg: OltpConfig,
+    pub(super) start: OnceLock<Instant>,
+    pub(super) deadline: OnceLock<Option<Instant>>,
+    /// Set on a fatal error or when connecting failed: every worker stops.
+    pub(super) abort: AtomicBool,
+    pub(super) external_stop: Controller,
+    pub(super) tickets: AtomicU64,
+    pub(super) running: AtomicU32,
+    pub(super) live: Vec<Live>,
+    pub(super) unique: UniqueSeq,
+    pub(super) fatal: Mutex<Option<String>>,
+    /// Sockets whose writable wake-ups were dropped (see `db::sockets`), for the result's notes.
+    pub(super) tuned_sockets: AtomicU64,
+}
+
+impl Shared {
+    pub(super) fn stopping(&self) -> bool {
+        self.abort.load(Relaxed) || self.external_stop.stop_requested()
+    }
+
+    pub(super) fn past_deadline(&self) -> bool {
+        self.past(Instant::now())
+    }
+
+    /// Whether `now` is at or after the `--time` deadline.
+    pub(super) fn past(&self, now: Instant) -> bool {
+        matches!(self.deadline.get(), Some(Some(d)) if now >= *d)
+    }
+
+    pub(super) fn set_fatal(&self, msg: String) {
+        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(msg);
+        }
+        self.abort.store(true, Relaxed);
+    }
+}
+
+/// What one worker hands back.
+pub(super) struct WorkerOut {
+    pub(super) idx: usize,
+    pub(super) recorder: LatencyRecorder,
+    pub(super) errors_by_code: BTreeMap<u16, u64>,
+}
