@@ -161,6 +161,14 @@ pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / MIB as f64
 }
 
+/// The value of a word-valued setting (a unit-only serde enum such as a test mode) named by
+/// `word` as it is written in a document: one spelling for spindle.toml, profiles and command
+/// lines. `None` when no value has that name.
+pub fn from_word<T: serde::de::DeserializeOwned>(word: &str) -> Option<T> {
+    use serde::de::IntoDeserializer;
+    T::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(word)).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! `spindle fileio` options: sysbench 1.0's, so a sysbench command line can be pasted.
 
-use super::{onoff, size, typed_size, Format, Step};
+use super::{onoff, size, typed_size, word, Format, Step};
 
 /// `spindle fileio`: options as sysbench 1.0's, so a sysbench command line can be pasted.
 /// Booleans take `=on|off` (a bare `--validate` means on).
@@ -25,10 +25,10 @@ pub struct FileioArgs {
     #[arg(long, value_name = "SIZE", value_parser = typed_size)]
     pub file_total_size: Option<crate::units::TypedSize>,
     /// Test mode (required for run).
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = word::<crate::fileio::TestMode>(crate::fileio::TestMode::NAMES))]
     pub file_test_mode: Option<crate::fileio::TestMode>,
     /// I/O mode: sync (pread/pwrite), async (io_uring), mmap [default: sync].
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = word::<crate::fileio::IoMode>(crate::fileio::IoMode::NAMES))]
     pub file_io_mode: Option<crate::fileio::IoMode>,
     /// Extra open flags, comma-separated: sync, dsync, direct.
     #[arg(long, value_name = "LIST")]
@@ -43,7 +43,7 @@ pub struct FileioArgs {
     #[arg(long, value_name = "on|off", value_parser = onoff, num_args = 0..=1, require_equals = true, default_missing_value = "on")]
     pub file_fsync_end: Option<bool>,
     /// fsync or fdatasync [default: fsync].
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = word::<crate::fileio::FsyncMode>(crate::fileio::FsyncMode::NAMES))]
     pub file_fsync_mode: Option<crate::fileio::FsyncMode>,
     /// Merge sequential requests up to N blocks, 0 = off [default: 0].
     #[arg(long, value_name = "N")]
@@ -56,7 +56,7 @@ pub struct FileioArgs {
     pub file_async_backlog: Option<u64>,
     /// Data written by prepare and write requests: zero (as sysbench) or random
     /// (incompressible) [default: zero].
-    #[arg(long, value_enum, value_name = "FILL")]
+    #[arg(long, value_name = "FILL", value_parser = word::<crate::fileio::Fill>(crate::fileio::Fill::NAMES))]
     pub file_fill: Option<crate::fileio::Fill>,
     /// Worker threads [default: 1].
     #[arg(long, value_name = "N", visible_alias = "num-threads")]

@@ -113,6 +113,20 @@ pub enum Step {
     Cleanup,
 }
 
+/// A word-valued option (`--file-test-mode=rndrw`): the engine's own names, listed in `--help`
+/// and in the error for a wrong one, read into its type as settings files are
+/// ([`crate::units::from_word`]).
+pub(crate) fn word<T>(
+    names: &'static [&'static str],
+) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names)
+        .try_map(|w| crate::units::from_word::<T>(&w).ok_or("not one of the possible values"))
+}
+
 /// clap parser for sysbench booleans (`on|off`, `true|false`, `1|0`).
 pub(crate) fn onoff(s: &str) -> Result<bool, String> {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -189,7 +203,7 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "PATH", env = "SPINDLE_CONFIG")]
     pub config: Option<std::path::PathBuf>,
     /// Status backend, overriding `[status] backend`.
-    #[arg(long, value_enum, value_name = "BACKEND")]
+    #[arg(long, value_name = "BACKEND", value_parser = word::<crate::status::IndicatorBackend>(crate::status::IndicatorBackend::NAMES))]
     pub status: Option<crate::status::IndicatorBackend>,
     /// Start a run at boot, overriding `[appliance] autostart`.
     #[arg(long)]
@@ -206,7 +220,7 @@ pub struct LedsArgs {
     #[arg(long, value_name = "PATH", env = "SPINDLE_CONFIG")]
     pub config: Option<std::path::PathBuf>,
     /// Backend, overriding `[status] backend`.
-    #[arg(long, value_enum, value_name = "BACKEND")]
+    #[arg(long, value_name = "BACKEND", value_parser = word::<crate::status::IndicatorBackend>(crate::status::IndicatorBackend::NAMES))]
     pub backend: Option<crate::status::IndicatorBackend>,
     /// Seconds each pattern is shown.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]

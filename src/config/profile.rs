@@ -404,7 +404,7 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
         .modes
         .iter()
         .map(|m| {
-            <TestMode as clap::ValueEnum>::from_str(m, false).map_err(|_| {
+            crate::units::from_word::<TestMode>(m).ok_or_else(|| {
                 (
                     "modes",
                     format!(
@@ -422,8 +422,8 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
     }
     let d = FileioConfig::default();
     let io_mode = match &f.io_mode {
-        Some(m) => <IoMode as clap::ValueEnum>::from_str(m, false)
-            .map_err(|_| ("io_mode", format!("'{m}': use sync, async or mmap")))?,
+        Some(m) => crate::units::from_word::<IoMode>(m)
+            .ok_or_else(|| ("io_mode", format!("'{m}': use sync, async or mmap")))?,
         None => d.io_mode,
     };
     let async_backlog = f.async_backlog.unwrap_or(d.async_backlog);
@@ -437,8 +437,8 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
         ));
     }
     let fill = match &f.fill {
-        Some(v) => <Fill as clap::ValueEnum>::from_str(v, false)
-            .map_err(|_| ("fill", format!("'{v}': use zero or random")))?,
+        Some(v) => crate::units::from_word::<Fill>(v)
+            .ok_or_else(|| ("fill", format!("'{v}': use zero or random")))?,
         None => d.fill,
     };
     let base = FileioConfig {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// sysbench's `--file-test-mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TestMode {
     /// Sequential write (files created during the run).
@@ -20,6 +20,12 @@ pub enum TestMode {
     Rndwr,
     /// Random read/write at `--file-rw-ratio`.
     Rndrw,
+}
+
+impl TestMode {
+    /// Every value as it is written (settings, profiles, command lines).
+    pub const NAMES: &'static [&'static str] =
+        &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
 }
 
 impl TestMode {
@@ -66,7 +72,7 @@ impl TestMode {
 }
 
 /// sysbench's `--file-io-mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoMode {
     /// pread/pwrite.
@@ -77,8 +83,13 @@ pub enum IoMode {
     Mmap,
 }
 
+impl IoMode {
+    /// Every value as it is written (settings, profiles, command lines).
+    pub const NAMES: &'static [&'static str] = &["sync", "async", "mmap"];
+}
+
 /// `--file-fill`: what prepare and write requests put in the blocks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Fill {
     /// Zeros, as sysbench.
@@ -86,6 +97,11 @@ pub enum Fill {
     Zero,
     /// Incompressible random bytes: no controller can compress or deduplicate them.
     Random,
+}
+
+impl Fill {
+    /// Every value as it is written (settings, profiles, command lines).
+    pub const NAMES: &'static [&'static str] = &["zero", "random"];
 }
 
 impl Fill {
@@ -105,11 +121,16 @@ pub const MAX_ASYNC_BACKLOG: u32 = 4096;
 pub const MAX_INFLIGHT_BYTES: u64 = 1 << 30;
 
 /// sysbench's `--file-fsync-mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FsyncMode {
     Fsync,
     Fdatasync,
+}
+
+impl FsyncMode {
+    /// Every value as it is written (settings, profiles, command lines).
+    pub const NAMES: &'static [&'static str] = &["fsync", "fdatasync"];
 }
 
 /// `--file-extra-flags`: open(2) flags added when creating and opening the files.

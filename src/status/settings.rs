@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// Which indicator backend shows the status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IndicatorBackend {
     /// GPIO when the configured pins can be claimed, else on-board LEDs, else console.
@@ -18,6 +18,11 @@ pub enum IndicatorBackend {
     Console,
     /// Records every change in memory (tests).
     Mock,
+}
+
+impl IndicatorBackend {
+    /// Every value as it is written (settings, profiles, command lines).
+    pub const NAMES: &'static [&'static str] = &["auto", "gpio", "onboard", "console", "mock"];
 }
 
 /// Which GPIO chip: `auto` (the Pi's header chip by its label), a label or name, or a path.
