@@ -1,6 +1,6 @@
 //! `spindle fileio` options: sysbench 1.0's, so a sysbench command line can be pasted.
 
-use super::{onoff, size, typed_size, word, Format, Step};
+use super::values::{onoff, size, typed_size, word, Format, Step};
 
 /// `spindle fileio`: options as sysbench 1.0's, so a sysbench command line can be pasted.
 /// Booleans take `=on|off` (a bare `--validate` means on).

@@ -5,11 +5,14 @@ mod fileio;
 mod oltp;
 mod report;
 mod tpcc;
+mod values;
 
 pub use fileio::FileioArgs;
 pub use oltp::OltpArgs;
 pub use report::{ReportAction, ReportArgs};
 pub use tpcc::TpccArgs;
+use values::{size, word};
+pub use values::{Format, Step};
 
 use clap::{Parser, Subcommand};
 
@@ -94,56 +97,6 @@ pub struct DisksArgs {
     /// Read /sys, /proc, /dev and /run under DIR instead of / (fixture trees, images).
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub sysroot: std::path::PathBuf,
-}
-
-/// Output format of a benchmark command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// sysbench's report text.
-    Text,
-    /// The versioned JSON result document.
-    Json,
-}
-
-/// Life-cycle step of a benchmark (sysbench's command word).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Step {
-    Prepare,
-    Run,
-    Cleanup,
-}
-
-/// A word-valued option (`--file-test-mode=rndrw`): the engine's own names, listed in `--help`
-/// and in the error for a wrong one, read into its type as settings files are
-/// ([`crate::units::from_word`]).
-pub(crate) fn word<T>(
-    names: &'static [&'static str],
-) -> impl clap::builder::TypedValueParser<Value = T>
-where
-    T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static,
-{
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(names)
-        .try_map(|w| crate::units::from_word::<T>(&w).ok_or("not one of the possible values"))
-}
-
-/// clap parser for sysbench booleans (`on|off`, `true|false`, `1|0`).
-pub(crate) fn onoff(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{s}' is not a boolean: use on or off")),
-    }
-}
-
-/// clap parser for sizes (`16K`, `2G`).
-pub(crate) fn size(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s)
-}
-
-/// clap parser for sizes whose spelling messages repeat (`--file-total-size=81900M`).
-pub(crate) fn typed_size(s: &str) -> Result<crate::units::TypedSize, String> {
-    crate::units::TypedSize::parse(s)
 }
 
 /// `spindle mysqld init|start|stop|status --datadir PATH`.
@@ -246,6 +199,7 @@ pub struct ControlArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use values::onoff;
 
     #[test]
     fn booleans_accept_sysbench_spellings() {

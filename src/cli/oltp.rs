@@ -1,6 +1,6 @@
 //! `spindle oltp` options: sysbench 1.0's `oltp_*` scripts' and the legacy `oltp.lua`'s.
 
-use super::onoff;
+use super::values::onoff;
 
 /// `spindle oltp`: workload and command words may appear anywhere among the options, as in
 /// sysbench (`spindle oltp --threads=4 read_write run`). Defaults are sysbench 1.0.20's.

@@ -10,6 +10,7 @@ pub mod classify;
 pub mod discover;
 pub mod facts;
 pub mod kernel_log;
+mod presence;
 pub mod render;
 pub mod signature;
 pub mod smart;
@@ -18,6 +19,7 @@ pub mod usb;
 
 pub use classify::{classify, intended_use, DiskPolicy, Exclusion, FsKind, TargetUse, Verdict};
 pub use discover::{find_disk, find_named, scan, scan_all, DiskReport, Naming};
+pub use presence::vanished;
 pub use signature::{probe_signature, probe_tail_signature, Signature, SignatureKind};
 pub use usb::{LinkSpeed, UsbHop, UsbInfo};
 
@@ -129,29 +131,6 @@ pub fn check_stable_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Why `disk` (as found at the start of a run) is no longer usable, if it is not: gone from the
-/// block layer (unplugged), another device under its name, or no medium.
-pub fn vanished(root: &crate::sys::SysRoot, disk: &Disk) -> Option<String> {
-    let name = &disk.name;
-    if !root.exists(format!("/sys/block/{name}")) {
-        return Some(format!("{name} is gone from the block layer (unplugged?)"));
-    }
-    let Ok(disks) = scan_all(root) else {
-        return None;
-    };
-    let now = disks.iter().find(|d| &d.name == name)?;
-    if disk.stable_id.is_some() && now.stable_id != disk.stable_id {
-        return Some(format!(
-            "{name} is now another device ({}): the disk was unplugged",
-            now.stable_id.as_deref().unwrap_or("?")
-        ));
-    }
-    if now.size_bytes == Some(0) {
-        return Some(format!("{name} reports no medium"));
-    }
-    None
 }
 
 /// Everything discovery knows about one block device. Unknown facts are `None`/empty.

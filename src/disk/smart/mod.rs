@@ -15,59 +15,13 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use parse::{exit_flags, parse_smartctl_json, NVME_DATA_UNIT};
+pub use parse::{exit_flags, parse_smartctl_json, SmartData, NVME_DATA_UNIT};
 
 /// The program.
 pub const SMARTCTL: &str = "smartctl";
 
 /// How long one smartctl run may take (a hung bridge must not hang the run).
 pub const SMARTCTL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What a disk's SMART says; every figure is optional (drives report different subsets).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SmartData {
-    /// `ATA`, `NVMe` or `SCSI`, as smartctl names it.
-    pub protocol: Option<String>,
-    /// The device type smartctl used (`sat`, `sntjmicron`, `nvme`, …).
-    pub device_type: Option<String>,
-    pub model_family: Option<String>,
-    pub model: Option<String>,
-    pub serial: Option<String>,
-    pub firmware: Option<String>,
-    pub capacity_bytes: Option<u64>,
-    pub logical_block_size: Option<u32>,
-    /// 0 for solid-state drives.
-    pub rotation_rpm: Option<u32>,
-    /// SMART overall-health self-assessment.
-    pub health_passed: Option<bool>,
-    pub power_on_hours: Option<u64>,
-    pub power_cycles: Option<u64>,
-    pub temperature_c: Option<i64>,
-    /// Percentage of the rated endurance used (NVMe `percentage_used`, or 100 minus an ATA
-    /// life-left attribute); may exceed 100.
-    pub percentage_used: Option<u32>,
-    /// Where `percentage_used` comes from.
-    pub wear_source: Option<String>,
-    /// Bytes written over the drive's life, as the drive counts them.
-    pub data_written_bytes: Option<u64>,
-    /// Where `data_written_bytes` comes from (attribute and unit).
-    pub written_source: Option<String>,
-    pub data_read_bytes: Option<u64>,
-    /// NVMe media and data integrity errors.
-    pub media_errors: Option<u64>,
-    /// NVMe unsafe shutdowns.
-    pub unsafe_shutdowns: Option<u64>,
-    /// NVMe critical warning bits (0 = none).
-    pub critical_warning: Option<u32>,
-    /// ATA attribute 5 (raw).
-    pub reallocated_sectors: Option<u64>,
-    /// ATA attribute 197 (raw).
-    pub pending_sectors: Option<u64>,
-    /// smartctl's warnings.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<String>,
-}
 
 /// SMART data, or why there is none.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

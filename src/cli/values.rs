@@ -1,0 +1,52 @@
+//! The values options take, shared by the engines' option files: output format, step, on/off,
+//! sizes and word-valued settings.
+
+/// Output format of a benchmark command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// sysbench's report text.
+    Text,
+    /// The versioned JSON result document.
+    Json,
+}
+
+/// Life-cycle step of a benchmark (sysbench's command word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Step {
+    Prepare,
+    Run,
+    Cleanup,
+}
+
+/// A word-valued option (`--file-test-mode=rndrw`): the engine's own names, listed in `--help`
+/// and in the error for a wrong one, read into its type as settings files are
+/// ([`crate::units::from_word`]).
+pub(crate) fn word<T>(
+    names: &'static [&'static str],
+) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static,
+{
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names)
+        .try_map(|w| crate::units::from_word::<T>(&w).ok_or("not one of the possible values"))
+}
+
+/// clap parser for sysbench booleans (`on|off`, `true|false`, `1|0`).
+pub(crate) fn onoff(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not a boolean: use on or off")),
+    }
+}
+
+/// clap parser for sizes (`16K`, `2G`).
+pub(crate) fn size(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s)
+}
+
+/// clap parser for sizes whose spelling messages repeat (`--file-total-size=81900M`).
+pub(crate) fn typed_size(s: &str) -> Result<crate::units::TypedSize, String> {
+    crate::units::TypedSize::parse(s)
+}
