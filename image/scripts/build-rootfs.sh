@@ -1,7 +1,9 @@
 #!/bin/bash
 # Builds the Debian arm64 root filesystem with mmdebstrap into a directory cached as
-# build/rootfs-<key>/, where <key> hashes every input (the config, the initramfs hook and this
-# script). An unchanged recipe reuses it (post-build works on a copy); prints its path on stdout.
+# <cache>/rootfs-<key>/, where <key> hashes every input (the config, the initramfs hook, the
+# hwmon module script and this script). An unchanged recipe reuses it (post-build works on a
+# copy); prints its path on stdout. <cache> is $SPINDLE_ROOTFS_CACHE, else build/ (image/ci.sh
+# keeps it in /var/cache/spindle-image so a clean checkout on the same machine reuses it).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -52,10 +54,11 @@ remove_partial_tree() {
 main() {
 	require_tools mmdebstrap
 	require_binfmt_aarch64
-	mkdir -p "$BUILD_DIR"
+	local cache=${SPINDLE_ROOTFS_CACHE:-$BUILD_DIR}
+	mkdir -p "$cache"
 	local key rootfs
 	key=$(rootfs_cache_key)
-	rootfs=$BUILD_DIR/rootfs-$key
+	rootfs=$cache/rootfs-$key
 	if [[ -e $rootfs/etc/os-release ]]; then
 		log "rootfs: reusing $rootfs (inputs unchanged)"
 	else
@@ -66,7 +69,7 @@ main() {
 		mv "$rootfs.partial" "$rootfs"
 		log "rootfs: built in $((SECONDS - start)) s"
 		# Older trees are stale; keep only the current one.
-		find "$BUILD_DIR" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key" -exec rm -rf {} +
+		find "$cache" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key" -exec rm -rf {} +
 	fi
 	echo "$rootfs"
 }
