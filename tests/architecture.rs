@@ -22,7 +22,6 @@ const LAYERS: &[&str] = &[
     "provision",
     "db",
     "engine",
-    "model",
     "stats",
     "disk",
     "sys",

@@ -9,7 +9,7 @@ use common::TestServer;
 use mysql_async::prelude::Queryable;
 use spindle::db::ConnectionConfig;
 use spindle::engine::{Controller, Observer, Silent};
-use spindle::model::{Counters, Measurement, TpccCounters};
+use spindle::engine::{Counters, Measurement, TpccCounters};
 use spindle::tpcc::deck::{
     CustomerKey, Delivery, Input, Line, NewOrder, Payment, StockLevel, UNUSED_ITEM,
 };

@@ -1,9 +1,9 @@
 //! `spindle fileio [options] prepare|run|cleanup`.
 
 use crate::cli::{FileioArgs, Format, Step};
+use crate::engine::IntervalSample;
 use crate::engine::{Controller, Observer};
 use crate::fileio::{self, FileioConfig};
-use crate::model::IntervalSample;
 use crate::report::sysbench_text as text;
 use crate::report::{BenchResult, TestOptions};
 use anyhow::Context;

@@ -19,7 +19,7 @@ impl Observer for Printer {
         super::emit(self.json, line);
     }
 
-    fn interval(&self, sample: &crate::model::IntervalSample) {
+    fn interval(&self, sample: &crate::engine::IntervalSample) {
         let line = oltp_text::interval_line(sample, self.percentile);
         super::emit(self.json, &line);
     }

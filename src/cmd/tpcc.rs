@@ -30,7 +30,7 @@ impl Observer for Printer {
         super::emit(self.json, &line);
     }
 
-    fn interval(&self, s: &crate::model::IntervalSample) {
+    fn interval(&self, s: &crate::engine::IntervalSample) {
         super::emit(self.json, &text::interval_line(s, self.layout));
     }
 }

@@ -7,7 +7,7 @@ use super::config::{Compat, FileioConfig, Fill, IoMode, TestMode};
 use super::files::{AlignedBuf, TestFiles};
 use super::generator::{Generator, Request};
 use crate::engine::{Controller, Observer};
-use crate::model::{Counters, FileioCounters, IntervalRates, IntervalSample, Measurement};
+use crate::engine::{Counters, FileioCounters, IntervalRates, IntervalSample, Measurement};
 use crate::rng::Rng;
 use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -6,7 +6,7 @@
 //! Schema 2 (this version): `options` carries a `kind` tag (`fileio`, `oltp`, `tpcc`) and is
 //! read back into the engine's typed config ([`TestOptions`]). Everything else is as in 1.
 
-pub use crate::model::*;
+pub use crate::engine::measurement::*;
 pub use crate::sys::HostInfo;
 use serde::{Deserialize, Serialize};
 

@@ -4,9 +4,9 @@
 //! file instead of going to the screen.
 
 use super::suite::SuiteOptions;
+use crate::engine::IntervalSample;
 use crate::engine::{Controller, Observer};
 use crate::fileio::{self, TestMode};
-use crate::model::IntervalSample;
 use crate::oltp::{self, OltpConfig, Workload};
 use crate::provision::mysqld;
 use crate::report::phase::{Phase, Regime, When};

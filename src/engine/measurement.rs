@@ -1,5 +1,5 @@
 //! What an engine measured: the numbers of one run, independent of how it was configured or
-//! rendered. Engines return a [`Measurement`]; `report` wraps it with the run's options, the
+//! rendered. Engines return a [`Measurement`]; `model` wraps it with the run's options, the
 //! tool and the host into the versioned result document.
 
 pub use crate::stats::{Fairness, HistogramData, LatencySummary, ThreadShare};
