@@ -14,7 +14,7 @@ pub mod db;
 pub mod disk;
 pub mod engine;
 pub mod fileio;
-
+pub mod model;
 pub mod oltp;
 pub mod provision;
 pub mod report;

@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "status",
     "sink",
     "report",
+    "model",
     "tpcc",
     "oltp",
     "fileio",
@@ -47,6 +48,20 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
         "report",
         &["config", "run", "appliance", "cmd", "cli"],
         "renderers take the result model",
+    ),
+    (
+        "model",
+        &[
+            "report",
+            "config",
+            "run",
+            "appliance",
+            "cmd",
+            "cli",
+            "sink",
+            "status",
+        ],
+        "the results schema is below its renderers and whoever writes it",
     ),
     (
         "fileio",

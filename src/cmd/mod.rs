@@ -104,7 +104,7 @@ pub(crate) fn mark_partial(
 /// the JSON document, or `report` (the text report) and the `PARTIAL:` line of an interrupted
 /// run ([`mark_partial`]).
 pub(crate) fn show_result(
-    result: &crate::report::BenchResult,
+    result: &crate::model::BenchResult,
     json: bool,
     report: impl FnOnce() -> String,
     partial: Option<String>,

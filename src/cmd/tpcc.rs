@@ -5,8 +5,8 @@
 use crate::cli::TpccArgs;
 use crate::config::tpcc::{apply_datadir, config_from_args, parse_words, TpccCommand};
 use crate::engine::{Controller, Observer};
+use crate::model::{BenchResult, TestOptions};
 use crate::report::tpcc_text::{self as text, Layout};
-use crate::report::{BenchResult, TestOptions};
 use crate::tpcc::{self, NewOrderRecord, TpccConfig, TransactionLog};
 use anyhow::{bail, Context};
 use std::io::Write;

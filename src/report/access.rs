@@ -5,9 +5,9 @@
 //!
 //! Facts the document does not hold yet come back as `None`; renderers print "not recorded".
 
-use super::suite::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
-use super::BenchResult;
 use crate::disk::LinkSpeed;
+use crate::model::BenchResult;
+use crate::model::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 
 /// The run's status: `running`, `complete`, `aborted`, `interrupted` or `no_targets`.
 pub fn run_status(s: &SuiteResult) -> &'static str {
@@ -260,10 +260,7 @@ pub fn server_facts(_s: &SuiteResult, t: &TargetResult) -> Option<ServerFacts> {
 
 /// The InnoDB buffer pool size in bytes the target's server ran with.
 pub fn buffer_pool_bytes(t: &TargetResult) -> Option<u64> {
-    let srv = t.server.as_ref()?;
-    srv.settings
-        .get("innodb_buffer_pool_size")
-        .and_then(|v| crate::units::parse_size(v).ok())
+    t.buffer_pool_bytes()
 }
 
 /// Seconds at the start of a test's run that were a warm-up or ramp-up (shaded in charts).
@@ -290,7 +287,7 @@ pub fn phase_starts(t: &TargetResult) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::suite::tests_support::two_disk_suite;
+    use crate::model::suite::tests_support::two_disk_suite;
 
     #[test]
     fn facts_of_a_directory_target_are_unknown_but_its_mkfs_is_parsed() {

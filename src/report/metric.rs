@@ -2,7 +2,8 @@
 //! by report.html and `spindle report compare`: fileio random (requests/s), fileio sequential
 //! (MiB/s), OLTP (transactions/s), TPC-C (TpmC). Higher is better for every one of them.
 
-use super::{BenchResult, Counters, TestOptions};
+use crate::engine::Counters;
+use crate::model::{BenchResult, TestOptions};
 
 /// A group of tests that stress the disk the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -124,8 +125,8 @@ pub fn primary(r: &BenchResult) -> Metric {
 }
 
 /// The throughput of one interval in the unit of [`primary`], when the interval has it.
-pub fn interval_value(r: &BenchResult, i: &super::IntervalSample) -> Option<f64> {
-    use super::IntervalRates as R;
+pub fn interval_value(r: &BenchResult, i: &crate::engine::IntervalSample) -> Option<f64> {
+    use crate::engine::IntervalRates as R;
     let unit = primary(r).unit;
     match &i.rates {
         R::Fileio {
@@ -166,7 +167,7 @@ pub fn geomean(values: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests_support::sample_fileio_result;
+    use crate::model::bench::tests_support::sample_fileio_result;
 
     #[test]
     fn families_from_results_and_from_names() {

@@ -5,8 +5,8 @@
 
 use super::access::{self, phase_ok};
 use super::metric::{self, Family};
-use super::phase::{Phase, Regime};
-use super::suite::{PhaseResult, SuiteResult};
+use crate::model::{Phase, Regime};
+use crate::model::{PhaseResult, SuiteResult};
 
 /// One test (a measurement phase) across the targets of a run.
 #[derive(Clone, Debug)]

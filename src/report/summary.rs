@@ -4,8 +4,9 @@
 //! the two regimes of `[oltp.regimes]`, then failures and notes.
 
 use super::doubts::DoubtList;
-use super::suite::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
-use super::{BenchResult, Counters};
+use crate::engine::Counters;
+use crate::model::BenchResult;
+use crate::model::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 use std::fmt::Write as _;
 
 /// Key figures of one result, for tables and CSV.
@@ -218,7 +219,7 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
     };
     let f0 = figures(first);
     let (unit, shape) = match &first.options {
-        super::TestOptions::Tpcc(c) => (
+        crate::model::TestOptions::Tpcc(c) => (
             "connection",
             format!(", {} statements", c.statements.name()),
         ),
@@ -374,7 +375,7 @@ fn notes(w: &mut String, s: &SuiteResult) {
         for p in &t.phases {
             let fit = p.data_set.map(|f| {
                 let engine = match p.phase.map(|ph| ph.family()) {
-                    Some(super::phase::Family::Tpcc) => "TPC-C",
+                    Some(crate::model::Family::Tpcc) => "TPC-C",
                     _ => "OLTP",
                 };
                 format!("{engine} {}", f.describe())
@@ -399,7 +400,7 @@ fn notes(w: &mut String, s: &SuiteResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::suite::tests_support::two_disk_suite as suite;
+    use crate::model::suite::tests_support::two_disk_suite as suite;
 
     #[test]
     fn summary_compares_targets_with_ratio_to_best() {
@@ -464,7 +465,7 @@ mod tests {
     fn a_reused_disk_and_the_filesystem_are_named_under_targets() {
         let mut s = suite();
         s.targets[0].reused = Some("reused as spindle's scratch disk: sda1 (ext4) …".into());
-        s.targets[0].filesystem = Some(crate::report::suite::FilesystemRecord {
+        s.targets[0].filesystem = Some(crate::model::FilesystemRecord {
             fs_type: "ext4".into(),
             source: Some("/dev/sda1".into()),
             in_ram: false,

@@ -14,13 +14,13 @@ use super::sampler::Sampler;
 use super::targets::TargetSpec;
 use crate::config::profile::SuiteProfile;
 use crate::engine::Controller;
-use crate::provision::mysqld::Flavor;
-use crate::report::phase::Phase;
-use crate::report::suite::{
-    write_bundle, PhaseResult, PhaseStatus, RunStatus, Skipped, SuiteResult, TargetResult,
-    SUITE_SCHEMA_VERSION,
+use crate::model::Phase;
+use crate::model::{BenchResult, ToolInfo};
+use crate::model::{
+    PhaseResult, PhaseStatus, RunStatus, Skipped, SuiteResult, TargetResult, SUITE_SCHEMA_VERSION,
 };
-use crate::report::{BenchResult, ToolInfo};
+use crate::provision::mysqld::Flavor;
+use crate::report::bundle::write_bundle;
 use crate::sys::System;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -321,7 +321,7 @@ impl DiskWatch {
         let table = crate::disk::bridges::BridgeTable::builtin();
         if let Some(before) = self.smart_before {
             let after = smart::read(&disk, &opts.sys.runner, table);
-            target.smart = Some(crate::report::suite::SmartRecord {
+            target.smart = Some(crate::model::SmartRecord {
                 change: Some(smart::SmartChange::between(&before, &after)),
                 before,
                 after: Some(after),
@@ -451,7 +451,8 @@ fn write_phase_text(
 
 /// The sysbench-style text of one test.
 fn render_test_text(r: &BenchResult) -> String {
-    use crate::report::{oltp_text, sysbench_text, TestOptions};
+    use crate::model::TestOptions;
+    use crate::report::{oltp_text, sysbench_text};
     match &r.options {
         TestOptions::Fileio(cfg) => match cfg.test_mode {
             Some(mode) => format!(

@@ -2,11 +2,12 @@
 //! many appliances load straight into pandas or DuckDB.
 
 use super::Comparison;
+use crate::engine::Counters;
+use crate::model::BenchResult;
 use crate::report::access;
 use crate::report::load::Loaded;
 use crate::report::metric;
 use crate::report::params;
-use crate::report::{BenchResult, Counters};
 use std::fmt::Write as _;
 
 /// The CSV header.

@@ -4,9 +4,9 @@
 
 use super::super::doubts::DoubtList;
 use super::super::rank::{self, Ranking, TestView};
-use super::super::suite::SuiteResult;
 use super::svg::fmt_num;
 use super::{esc, num, table};
+use crate::model::SuiteResult;
 use crate::report::access;
 use std::fmt::Write as _;
 
@@ -130,8 +130,8 @@ fn doubts(out: &mut String, s: &SuiteResult, list: &DoubtList, measured: bool) {
 /// `[oltp.regimes]`: per test, each target's CPU-bound and I/O-bound figures, their ratio, and
 /// how much the choice of disk matters in each regime.
 fn regimes(out: &mut String, s: &SuiteResult) {
-    use super::super::phase::Regime;
     use super::super::regimes as rg;
+    use crate::model::Regime;
     let tests = rg::tests(s);
     if tests.is_empty() {
         return;

@@ -2,10 +2,10 @@
 //! environment block: the machine, the software, the database server and every disk's facts.
 //! Facts the run did not record are shown as "not recorded", never guessed.
 
-use super::super::suite::{SuiteResult, TargetResult};
-use super::super::TestOptions;
 use super::svg::{self, fmt_num, Band, LineChart, Scale, Series};
 use super::{esc, or_unrecorded, table};
+use crate::model::TestOptions;
+use crate::model::{SuiteResult, TargetResult};
 use crate::report::access::{self, disk_facts};
 use crate::units::human_size;
 use std::fmt::Write as _;
@@ -192,7 +192,7 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
             Some(f) => (engine, f.data_bytes, Some(f.buffer_pool_bytes)),
             None => (
                 engine,
-                crate::report::suite::estimated_data_bytes(&r.options).unwrap_or(0),
+                crate::model::estimated_data_bytes(&r.options).unwrap_or(0),
                 None,
             ),
         };

@@ -10,7 +10,7 @@ pub(crate) mod svg;
 mod tests;
 
 use super::rank;
-use super::suite::SuiteResult;
+use crate::model::SuiteResult;
 use std::fmt::Write as _;
 
 /// Escapes text for HTML and SVG (element content and attribute values).

@@ -6,10 +6,11 @@ use super::super::doubts::DoubtList;
 use super::super::metric::{self, Family};
 use super::super::params;
 use super::super::rank::{Row, TestView};
-use super::super::suite::SuiteResult;
-use super::super::{BenchResult, Counters};
 use super::svg::{self, Band, Bar, LineChart, Scale, Series};
 use super::{esc, num, table};
+use crate::engine::Counters;
+use crate::model::BenchResult;
+use crate::model::SuiteResult;
 use crate::report::access;
 use std::fmt::Write as _;
 

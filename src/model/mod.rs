@@ -1,0 +1,22 @@
+//! The results schema: the versioned documents a run leaves and every reader takes back — a test's
+//! result ([`BenchResult`]: an engine's [`crate::engine::Measurement`] with its options, the tool
+//! and the host; `bench.rs`), the steps of a suite run ([`Phase`], [`Regime`]; `phase.rs`), a
+//! whole suite run ([`SuiteResult`]; `suite.rs`), its targets and phase results (`target.rs`)
+//! and their statuses (`status.rs`). Reading a document, older schemas upgraded, is here too;
+//! rendering is `report`'s. Nothing here measures or renders.
+
+pub mod bench;
+pub mod phase;
+pub mod status;
+pub mod suite;
+pub mod target;
+
+pub use bench::{BenchResult, TestOptions, ToolInfo, SCHEMA_VERSION};
+pub use phase::{Family, Phase, Queue, Regime, When};
+pub use status::{PhaseStatus, RunStatus, TargetKind};
+pub use suite::{
+    estimated_data_bytes, run_id, ProfileRecord, Skipped, SuiteResult, SUITE_SCHEMA_VERSION,
+};
+pub use target::{
+    DataSetFit, FilesystemRecord, PhaseResult, ServerInfo, SmartRecord, TargetResult,
+};
