@@ -1,6 +1,6 @@
 //! `results.csv`: one row per target and test, for spreadsheets.
 
-use super::summary::figures;
+use super::figures::figures;
 use crate::engine::Counters;
 use crate::model::{PhaseStatus, SuiteResult};
 use std::fmt::Write as _;

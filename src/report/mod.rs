@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod compare;
 pub mod csv;
 pub mod doubts;
+pub mod figures;
 pub mod health;
 pub mod html;
 pub mod load;

@@ -3,7 +3,7 @@
 //! usb-storage (Bulk-Only Transport) carries one command at a time and does not — the difference
 //! fio's QD1/QD32 tests show in published Pi storage benchmarks.
 
-use super::summary::figures;
+use super::figures::figures;
 use crate::fileio::TestMode;
 use crate::model::Phase;
 use crate::model::{PhaseStatus, TargetResult};
