@@ -2,16 +2,20 @@
 //! result ([`BenchResult`]: an engine's [`crate::engine::Measurement`] with its options, the tool
 //! and the host; `bench.rs`), the steps of a suite run ([`Phase`], [`Regime`]; `phase.rs`), a
 //! whole suite run ([`SuiteResult`]; `suite.rs`), its targets and phase results (`target.rs`)
-//! and their statuses (`status.rs`). Reading a document, older schemas upgraded, is here too;
+//! and their statuses (`status.rs`), with the views every rendering shares: what the statuses
+//! say (`outcome.rs`) and a disk's recorded facts (`facts.rs`). Reading a document, older schemas upgraded, is here too;
 //! rendering is `report`'s. Nothing here measures or renders.
 
 pub mod bench;
+pub mod facts;
+pub mod outcome;
 pub mod phase;
 pub mod status;
 pub mod suite;
 pub mod target;
 
 pub use bench::{BenchResult, TestOptions, ToolInfo, SCHEMA_VERSION};
+pub use facts::DiskFacts;
 pub use phase::{Family, Phase, Queue, Regime, When};
 pub use status::{PhaseStatus, RunStatus, TargetKind};
 pub use suite::{

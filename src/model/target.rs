@@ -208,6 +208,20 @@ impl TargetResult {
         }
     }
 
+    /// Start of each phase in seconds since the target's first phase (the clock of the
+    /// temperature samples): the recorded start, else the sum of the earlier phases' durations.
+    pub fn phase_starts(&self) -> Vec<f64> {
+        let mut at = 0.0;
+        self.phases
+            .iter()
+            .map(|p| {
+                let start = p.start_s.unwrap_or(at);
+                at = start + p.seconds;
+                start
+            })
+            .collect()
+    }
+
     /// The InnoDB buffer pool size in bytes the target's server ran with.
     pub fn buffer_pool_bytes(&self) -> Option<u64> {
         self.server.as_ref()?.buffer_pool_bytes()

@@ -94,7 +94,7 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Vec<Doub
     // Power as the target's health readings say it (one reading for every view).
     let power = super::health::of(t).doubts();
     out.extend(power.into_iter().map(|text| doubt(Kind::Power, text)));
-    if let Some(l) = super::access::slow_usb_link(t) {
+    if let Some(l) = t.slow_usb_link() {
         out.push(doubt(
             Kind::SlowLink,
             format!(

@@ -2,7 +2,6 @@
 //! the offline HTML page, comparisons of several runs, and the bundle that writes a run's
 //! document beside its renderings (`bundle.rs`). Nothing here measures or defines the schema.
 
-pub mod access;
 pub mod bundle;
 pub mod compare;
 pub mod csv;

@@ -42,7 +42,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
 
 /// For a run that did not finish: where it stopped and the targets it never reached.
 fn cut_short(w: &mut String, s: &SuiteResult) {
-    if let Some(lines) = super::access::cut_short(s) {
+    if let Some(lines) = s.cut_short() {
         let _ = writeln!(w, "\n{}", lines.join("\n"));
     }
 }
@@ -72,7 +72,7 @@ fn header(w: &mut String, s: &SuiteResult) {
         s.run_id,
         s.started_at,
         s.finished_at.as_deref().unwrap_or("-"),
-        super::access::status_line(s)
+        s.status_line()
     );
 }
 
@@ -316,7 +316,7 @@ fn failures(w: &mut String, s: &SuiteResult) {
 
 /// Phases that did not run, per target and reason (the status line counts them).
 fn skipped_phases(w: &mut String, s: &SuiteResult) {
-    let lines = super::access::skipped_phases(s);
+    let lines = s.skipped_phases();
     if lines.is_empty() {
         return;
     }

@@ -7,7 +7,6 @@ use super::super::rank::{self, Ranking, TestView};
 use super::svg::fmt_num;
 use super::{esc, num, table};
 use crate::model::SuiteResult;
-use crate::report::access;
 use std::fmt::Write as _;
 
 pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &Ranking) {
@@ -34,7 +33,7 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &
     }
     let list = DoubtList::of(s);
     doubts(out, s, &list, !views.is_empty());
-    let skipped = access::skipped_phases(s);
+    let skipped = s.skipped_phases();
     if !skipped.is_empty() {
         let items: Vec<String> = skipped.iter().map(|l| esc(l)).collect();
         let _ = writeln!(
@@ -207,9 +206,9 @@ fn per_test_table(out: &mut String, s: &SuiteResult, views: &[TestView], list: &
                         let fig = match (r.value, v.ratio(r)) {
                             (Some(x), Some(q)) => format!("{} ({q:.2}×)", fmt_num(x)),
                             (Some(x), None) => {
-                                format!("{} ({})", fmt_num(x), access::phase_status(r.phase))
+                                format!("{} ({})", fmt_num(x), r.phase.status)
                             }
-                            (None, _) => access::phase_status(r.phase).to_string(),
+                            (None, _) => r.phase.status.to_string(),
                         };
                         match list.refs_text(i, &v.name).as_str() {
                             "" => fig,

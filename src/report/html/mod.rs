@@ -84,10 +84,9 @@ pub(crate) fn page_end() -> String {
 }
 
 fn head(out: &mut String, s: &SuiteResult) {
-    use super::access::{phase_trouble, profile_description, profile_name, run_status};
-    let st = run_status(s);
+    let st = s.status.as_str();
     // A run that went to its end with failed or skipped phases says so beside its status.
-    let trouble = phase_trouble(s).map_or(String::new(), |t| {
+    let trouble = s.phase_trouble().map_or(String::new(), |t| {
         format!(" <span class=\"status st-failed\">{}</span>", esc(&t))
     });
     let _ = writeln!(
@@ -97,14 +96,14 @@ fn head(out: &mut String, s: &SuiteResult) {
         esc(&s.run_id),
         esc(&s.started_at),
         esc(s.finished_at.as_deref().unwrap_or("—")),
-        esc(profile_name(s)),
-        match profile_description(s) {
+        esc(&s.profile.name),
+        match s.profile.description.as_str() {
             "" => String::new(),
             d => format!(" ({})", esc(d)),
         },
         esc(&s.tool.version)
     );
-    if let Some(lines) = super::access::cut_short(s) {
+    if let Some(lines) = s.cut_short() {
         let _ = writeln!(out, "<p class=\"doubts\">{}</p>", esc(&lines.join(" ")));
     }
     out.push_str("<nav><a href=\"#answer\">Answer</a><a href=\"#tests\">Tests</a><a href=\"#temperature\">Temperature</a><a href=\"#environment\">Environment</a></nav>\n");
