@@ -51,7 +51,7 @@ pub fn tests(s: &SuiteResult) -> Vec<TestView<'_>> {
     let mut names: Vec<(String, Family)> = Vec::new();
     for t in &s.targets {
         for p in &t.phases {
-            if let Some(f) = metric::family(&p.name, p.result.as_ref()) {
+            if let Some(f) = metric::family_of(p) {
                 if !names.iter().any(|(n, _)| n == &p.name) {
                     names.push((p.name.clone(), f));
                 }
