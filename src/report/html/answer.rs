@@ -4,8 +4,8 @@
 
 use super::super::doubts::DoubtList;
 use super::super::rank::{self, Ranking, TestView};
+use super::page::{esc, num, table};
 use super::svg::fmt_num;
-use super::{esc, num, table};
 use crate::model::SuiteResult;
 use std::fmt::Write as _;
 

@@ -2,8 +2,8 @@
 //! environment block: the machine, the software, the database server and every disk's facts.
 //! Facts the run did not record are shown as "not recorded", never guessed.
 
+use super::page::{esc, or_unrecorded, table};
 use super::svg::{self, fmt_num, Band, LineChart, Scale, Series};
-use super::{esc, or_unrecorded, table};
 use crate::model::TestOptions;
 use crate::model::{ServerInfo, SuiteResult, TargetKind, TargetResult};
 use crate::units::human_size;
