@@ -1,13 +1,16 @@
-//! The results schema: the versioned documents a run leaves and every reader takes back — a test's
-//! result ([`BenchResult`]: an engine's [`crate::engine::Measurement`] with its options, the tool
-//! and the host; `bench.rs`), the steps of a suite run ([`Phase`], [`Regime`]; `phase.rs`), a
-//! whole suite run ([`SuiteResult`]; `suite.rs`), its targets and phase results (`target.rs`)
-//! and their statuses (`status.rs`), with the views every rendering shares: what the statuses
-//! say (`outcome.rs`) and a disk's recorded facts (`facts.rs`). Reading a document, older schemas upgraded, is here too;
-//! rendering is `report`'s. Nothing here measures or renders.
+//! The results schema: the versioned documents a run leaves and every reader takes back — a
+//! test's result ([`BenchResult`]: an engine's [`crate::engine::Measurement`] with its
+//! options, the tool and the host; `bench.rs`), the steps of a suite run ([`Phase`],
+//! [`Regime`]; `phase.rs`), a whole suite run ([`SuiteResult`]; `suite.rs`), its targets and
+//! phase results (`target.rs`) and their statuses (`status.rs`), with the views every
+//! rendering shares: what the statuses say (`outcome.rs`) and a disk's recorded facts
+//! (`facts.rs`). Reading a document back, older schemas upgraded, is here too (`load.rs` for
+//! `spindle report`'s files); rendering is `report`'s, writing a run's bundle
+//! `report::bundle`'s. Nothing here measures or renders.
 
 pub mod bench;
 pub mod facts;
+pub mod load;
 pub mod outcome;
 pub mod phase;
 pub mod status;

@@ -9,7 +9,6 @@ pub mod doubts;
 pub mod figures;
 pub mod health;
 pub mod html;
-pub mod load;
 pub mod metric;
 pub mod oltp_text;
 pub mod params;

@@ -3,8 +3,8 @@
 
 use super::Comparison;
 use crate::engine::Counters;
+use crate::model::load::Loaded;
 use crate::model::BenchResult;
-use crate::report::load::Loaded;
 use crate::report::metric;
 use crate::report::params;
 use std::fmt::Write as _;

@@ -11,9 +11,9 @@ pub mod csv;
 pub mod html;
 pub mod text;
 
-use super::load::Loaded;
 use super::metric::{self, Family};
 use super::params;
+use crate::model::load::Loaded;
 use crate::model::PhaseStatus;
 use anyhow::bail;
 use serde_json::Value;

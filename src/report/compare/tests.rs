@@ -5,8 +5,8 @@ use super::*;
 use crate::engine::Counters;
 use crate::fileio::TestMode;
 use crate::model::bench::tests_support::sample_fileio_result;
+use crate::model::load::{single_test_run, Loaded};
 use crate::model::TestOptions;
-use crate::report::load::{single_test_run, Loaded};
 
 /// A run with one disk target `serial` and one rndrw result of `iops` requests/s.
 fn run(run_id: &str, serial: &str, iops: f64, total_size: u64) -> Loaded {

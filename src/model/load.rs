@@ -3,12 +3,11 @@
 //! which is read as a run with one target and one test. Older schemas are upgraded or refused
 //! with a message naming the file; so is anything that is not a spindle document.
 
-use crate::model::{BenchResult, TestOptions, SCHEMA_VERSION};
-use crate::model::{Phase, Queue};
-use crate::model::{
-    PhaseResult, PhaseStatus, ProfileRecord, RunStatus, SuiteResult, TargetKind, TargetResult,
-    SUITE_SCHEMA_VERSION,
-};
+use super::bench::{BenchResult, TestOptions, SCHEMA_VERSION};
+use super::phase::{Phase, Queue};
+use super::status::{PhaseStatus, RunStatus, TargetKind};
+use super::suite::{ProfileRecord, SuiteResult, SUITE_SCHEMA_VERSION};
+use super::target::{PhaseResult, TargetResult};
 use anyhow::{bail, Context};
 use serde_json::Value;
 use std::path::Path;
