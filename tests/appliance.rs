@@ -13,7 +13,7 @@ use spindle::appliance::launch::{RunLauncher, SuiteLauncher};
 use spindle::cmd::control::send_control;
 use spindle::config::appliance::{ApplianceSettings, IndicatorBackend};
 use spindle::engine::Controller;
-use spindle::report::suite::{PhaseStatus, RunStatus, TargetKind};
+use spindle::model::{PhaseStatus, RunStatus, TargetKind};
 use spindle::run::RunRequest;
 use spindle::status::{MockIndicator, MockLog, Pattern, Phase, StickProblem};
 use std::path::{Path, PathBuf};
@@ -510,15 +510,15 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
     // A dead run's leftovers in the work directory: an empty mount-point folder.
     let leftover = runs.join(".work/20260101-000000-pi/mnt/sdb-x");
     std::fs::create_dir_all(&leftover).unwrap();
-    use spindle::report::suite::{PhaseResult, TargetResult};
+    use spindle::model::{PhaseResult, TargetResult};
     let phase = |name: &str, status| PhaseResult::new(name, None, status);
     let target = |name: &str, phases| TargetResult {
         phases,
         ..TargetResult::new(name, &format!("/mnt/{name}"), TargetKind::Disk, "")
     };
-    let doc = spindle::report::suite::SuiteResult {
-        schema_version: spindle::report::suite::SUITE_SCHEMA_VERSION,
-        tool: spindle::report::ToolInfo::spindle("1.0"),
+    let doc = spindle::model::SuiteResult {
+        schema_version: spindle::model::SUITE_SCHEMA_VERSION,
+        tool: spindle::model::ToolInfo::spindle("1.0"),
         host: spindle::sys::HostInfo::collect(),
         run_id: "20260101-000000-pi".into(),
         started_at: "2026-01-01T00:00:00Z".into(),
@@ -540,14 +540,14 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
         ],
         skipped: vec![],
     };
-    spindle::report::suite::write_bundle(&old, &doc).unwrap();
+    spindle::report::bundle::write_bundle(&old, &doc).unwrap();
     let s = Appliance::settings(dir.path(), &label, 1);
     assert_eq!(s.appliance.runs_dir, runs);
     let a = Appliance::start_with(dir, s);
     a.wait(30, "safe to remove", |p| *p == Pattern::SafeToRemove);
     assert_eq!(results_status(&old), "interrupted");
     assert!(old.join(".copied-to-stick").exists());
-    let r = spindle::report::suite::SuiteResult::from_json(
+    let r = spindle::model::SuiteResult::from_json(
         &std::fs::read_to_string(old.join("results.json")).unwrap(),
         "results.json",
     )
@@ -626,7 +626,7 @@ fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
     assert_eq!(runs.len(), 1);
     app.stop();
 
-    let r: spindle::report::suite::SuiteResult = stick.with_mounted(true, |root| {
+    let r: spindle::model::SuiteResult = stick.with_mounted(true, |root| {
         let text =
             std::fs::read_to_string(root.join("spindle").join(&runs[0]).join("results.json"))
                 .expect("the bundle is on the stick");

@@ -31,7 +31,7 @@ fn help_names_the_bundle_directory_and_the_whole_suite() {
         "{help}"
     );
     // … which is what a run is called.
-    let id = spindle::report::suite::run_id("pi", 1_767_225_600);
+    let id = spindle::model::run_id("pi", 1_767_225_600);
     assert_eq!(id, "20260101-000000-pi");
     let top = common::assert_ok(&common::spindle(&["--help"]));
     let about = top.split("Usage:").next().unwrap();

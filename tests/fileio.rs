@@ -5,8 +5,9 @@ mod common;
 
 use common::{assert_fails as err, assert_ok as ok};
 use spindle::engine::{Controller, Silent};
+use spindle::engine::{Counters, FileioCounters};
 use spindle::fileio::{self, Compat, FileioConfig, Fill, IoMode, TestMode};
-use spindle::report::{BenchResult, Counters, FileioCounters, TestOptions};
+use spindle::model::{BenchResult, TestOptions};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -398,7 +399,7 @@ fn json_and_save_write_the_same_versioned_document() {
     let r = BenchResult::from_json(&out, "stdout").unwrap();
     let saved = BenchResult::from_json(&std::fs::read_to_string(&save).unwrap(), "saved").unwrap();
     assert_eq!(r, saved);
-    assert_eq!(r.schema_version, spindle::report::SCHEMA_VERSION);
+    assert_eq!(r.schema_version, spindle::model::SCHEMA_VERSION);
     assert_eq!(r.tool.name, "spindle");
     let TestOptions::Fileio(o) = &r.options else {
         panic!("fileio options expected: {:?}", r.options)

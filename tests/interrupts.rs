@@ -96,7 +96,7 @@ fn assert_interrupted(o: &Interrupted, planned: &str, saved: &Path) {
         o.took
     );
     let doc = std::fs::read_to_string(saved).expect("--save wrote the document");
-    let r = spindle::report::BenchResult::from_json(&doc, "saved").unwrap();
+    let r = spindle::model::BenchResult::from_json(&doc, "saved").unwrap();
     assert!(
         r.notes
             .iter()

@@ -7,10 +7,10 @@ mod common;
 
 use common::TestServer;
 use spindle::engine::{Controller, Observer, Silent};
-use spindle::model::{Counters, Measurement, OltpCounters};
+use spindle::engine::{Counters, Measurement, OltpCounters};
+use spindle::model::BenchResult;
 use spindle::oltp::{self, ConnectionConfig, OltpConfig, PsMode, Workload};
 use spindle::provision::mysqld;
-use spindle::report::BenchResult;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

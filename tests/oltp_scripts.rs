@@ -8,7 +8,7 @@ mod common;
 use common::TestServer;
 use mysql_async::prelude::Queryable;
 use spindle::engine::{Controller, Silent};
-use spindle::model::{Counters, Measurement, OltpCounters};
+use spindle::engine::{Counters, Measurement, OltpCounters};
 use spindle::oltp::{self, ConnectionConfig, OltpConfig, Workload};
 
 const LEGACY: &str = "/usr/share/sysbench/tests/include/oltp_legacy";

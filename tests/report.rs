@@ -3,7 +3,7 @@
 //! headless browser (Debian's `chromium`) and checked for content and for any request outside
 //! the file, and comparisons of several bundles.
 
-use spindle::report::load;
+use spindle::model::load;
 use spindle::report::metric;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

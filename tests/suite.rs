@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_ok, sh, LoopDevice};
-use spindle::report::suite::{PhaseStatus, RunStatus, SuiteResult};
+use spindle::model::{PhaseStatus, RunStatus, SuiteResult};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,11 +31,7 @@ fn load(out: &Path) -> SuiteResult {
     SuiteResult::from_json(&text, "results.json").expect("results.json parses")
 }
 
-fn phase<'a>(
-    r: &'a SuiteResult,
-    target: &str,
-    name: &str,
-) -> &'a spindle::report::suite::PhaseResult {
+fn phase<'a>(r: &'a SuiteResult, target: &str, name: &str) -> &'a spindle::model::PhaseResult {
     let t = r
         .targets
         .iter()
@@ -672,7 +668,7 @@ fn a_profile_with_both_regimes_shows_each_targets_cpu_and_io_bound_figures_and_t
     ]);
     assert_ok(&o);
     let r = load(&out);
-    use spindle::report::phase::Regime;
+    use spindle::model::Regime;
     for target in ["disk", "ram"] {
         for restart in ["mysqld-restart-cpu_bound", "mysqld-restart-io_bound"] {
             let p = phase(&r, target, restart);
@@ -716,7 +712,7 @@ fn a_profile_with_both_regimes_shows_each_targets_cpu_and_io_bound_figures_and_t
     );
     let tps = |t: &str, n: &str| {
         let p = phase(&r, t, n);
-        let spindle::report::Counters::Oltp(c) = &p.result.as_ref().unwrap().counters else {
+        let spindle::engine::Counters::Oltp(c) = &p.result.as_ref().unwrap().counters else {
             panic!("{n} is OLTP")
         };
         c.tps

@@ -9,7 +9,7 @@ use common::TestServer;
 use mysql_async::prelude::Queryable;
 use spindle::db::ConnectionConfig;
 use spindle::engine::{Controller, Observer, Silent};
-use spindle::model::{Counters, Measurement, TpccCounters};
+use spindle::engine::{Counters, Measurement, TpccCounters};
 use spindle::tpcc::deck::{
     CustomerKey, Delivery, Input, Line, NewOrder, Payment, StockLevel, UNUSED_ITEM,
 };
@@ -497,10 +497,10 @@ async fn pasted_tpcc_start_line(srv: &TestServer) {
         .expect("an interval line");
     assert_eq!(line.matches("):").count(), 5, "{line}");
     let doc =
-        spindle::report::BenchResult::from_json(&std::fs::read_to_string(&save).unwrap(), "r.json")
+        spindle::model::BenchResult::from_json(&std::fs::read_to_string(&save).unwrap(), "r.json")
             .unwrap();
     assert_eq!(doc.test, "tpcc");
-    assert!(matches!(doc.options, spindle::report::TestOptions::Tpcc(_)));
+    assert!(matches!(doc.options, spindle::model::TestOptions::Tpcc(_)));
     assert!(matches!(doc.counters, Counters::Tpcc(_)));
 }
 

@@ -6,8 +6,8 @@ use super::state::{Event, RunOutcome};
 use crate::config::appliance::ApplianceSettings;
 use crate::disk::{Disk, DiskPolicy, Naming};
 use crate::engine::Controller;
-use crate::report::phase::{Family, Phase};
-use crate::report::suite::{PhaseStatus, RunStatus};
+use crate::model::{Family, Phase};
+use crate::model::{PhaseStatus, RunStatus};
 use crate::run::{RunRequest, SuiteObserver, TargetSource};
 use crate::sys::{CommandRunner, SysRoot, System};
 

@@ -4,8 +4,8 @@
 use crate::cli::OltpArgs;
 use crate::config::oltp::{config_from_args, parse_words, OltpCommand};
 use crate::engine::{Controller, Observer};
+use crate::model::{BenchResult, TestOptions};
 use crate::report::oltp_text;
-use crate::report::{BenchResult, TestOptions};
 use anyhow::bail;
 
 /// Prints progress lines and interval lines to stdout (text) or stderr (json).
@@ -19,7 +19,7 @@ impl Observer for Printer {
         super::output::emit(self.json, line);
     }
 
-    fn interval(&self, sample: &crate::model::IntervalSample) {
+    fn interval(&self, sample: &crate::engine::IntervalSample) {
         let line = oltp_text::interval_line(sample, self.percentile);
         super::output::emit(self.json, &line);
     }

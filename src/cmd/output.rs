@@ -21,7 +21,7 @@ pub(crate) fn exit_code(
 
 /// What a measurement a signal cut short says about itself: a note in its result document, and
 /// the `PARTIAL:` line after the text report.
-pub(crate) fn partial_note(m: &crate::model::Measurement, planned: &str) -> String {
+pub(crate) fn partial_note(m: &crate::engine::Measurement, planned: &str) -> String {
     format!(
         "interrupted by a signal after {:.1} s{planned}: the figures are partial (the events completed before the signal)",
         m.total_time_s
@@ -32,7 +32,7 @@ pub(crate) fn partial_note(m: &crate::model::Measurement, planned: &str) -> Stri
 /// returns the line to print after the text report.
 pub(crate) fn mark_partial(
     controller: &crate::engine::Controller,
-    m: &mut crate::model::Measurement,
+    m: &mut crate::engine::Measurement,
     planned: &str,
 ) -> Option<String> {
     if !controller.stop_requested() {
@@ -47,7 +47,7 @@ pub(crate) fn mark_partial(
 /// the JSON document, or `report` (the text report) and the `PARTIAL:` line of an interrupted
 /// run ([`mark_partial`]).
 pub(crate) fn show_result(
-    result: &crate::report::BenchResult,
+    result: &crate::model::BenchResult,
     json: bool,
     report: impl FnOnce() -> String,
     partial: Option<String>,

@@ -2,7 +2,8 @@
 //! pure renderers make of them, and names the file in every error.
 
 use crate::cli::{ReportAction, ReportArgs};
-use crate::report::{compare, html, load};
+use crate::model::load;
+use crate::report::{compare, html};
 use crate::sys::fs::write_atomic;
 use anyhow::Context;
 use std::path::{Path, PathBuf};

@@ -7,8 +7,8 @@ use crate::config::profile::SuiteProfile;
 use crate::config::spindle::SpindleConfig;
 use crate::disk::Naming;
 use crate::engine::Controller;
-use crate::report::phase::Phase;
-use crate::report::suite::{PhaseStatus, RunStatus};
+use crate::model::Phase;
+use crate::model::{PhaseStatus, RunStatus};
 use crate::run::{RunRequest, ServerOverrides, SuiteObserver, TargetSource};
 use crate::sys::{CommandRunner, SysRoot, System};
 use anyhow::bail;
@@ -85,7 +85,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     };
     let profile = SuiteProfile::load(args.profile.as_deref().unwrap_or(&config.suite.profile))?;
     let host = crate::sys::HostInfo::collect().hostname;
-    let run_id = crate::report::suite::run_id(&host, crate::sys::clock::unix_now());
+    let run_id = crate::model::run_id(&host, crate::sys::clock::unix_now());
     let out = match &args.out {
         Some(o) => o.clone(),
         None if !config.suite.out.is_empty() => PathBuf::from(&config.suite.out).join(&run_id),

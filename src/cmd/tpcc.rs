@@ -5,8 +5,8 @@
 use crate::cli::TpccArgs;
 use crate::config::tpcc::{apply_datadir, config_from_args, parse_words, TpccCommand};
 use crate::engine::{Controller, Observer};
+use crate::model::{BenchResult, TestOptions};
 use crate::report::tpcc_text::{self as text, Layout};
-use crate::report::{BenchResult, TestOptions};
 use crate::tpcc::{self, NewOrderRecord, TpccConfig, TransactionLog};
 use anyhow::{bail, Context};
 use std::io::Write;
@@ -30,7 +30,7 @@ impl Observer for Printer {
         super::output::emit(self.json, &line);
     }
 
-    fn interval(&self, s: &crate::model::IntervalSample) {
+    fn interval(&self, s: &crate::engine::IntervalSample) {
         super::output::emit(self.json, &text::interval_line(s, self.layout));
     }
 }

@@ -8,9 +8,9 @@
 //! a string again. Every error names the profile (built-in name or file) and the key.
 
 use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, IoMode, TestMode};
+use crate::model::ProfileRecord;
 use crate::oltp::{OltpConfig, RandType, Workload};
 use crate::provision::mysqld::MysqldSettings;
-use crate::report::suite::ProfileRecord;
 use crate::tpcc::{HomeWarehouse, Statements, TpccConfig};
 use anyhow::bail;
 use serde::Deserialize;

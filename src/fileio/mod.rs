@@ -4,7 +4,7 @@
 //! `generator` for request generation and fsync rules, `checksum` for `--validate`, `run` for
 //! what is counted and timed, `uring` for the asynchronous mode (io_uring), `fill` for
 //! `--file-fill=random`. The engine takes a [`FileioConfig`] and returns a
-//! [`crate::model::Measurement`]; it never prints and never writes result files (see
+//! [`crate::engine::Measurement`]; it never prints and never writes result files (see
 //! [`crate::engine`] for the contract every engine follows).
 
 mod checks;
@@ -34,7 +34,7 @@ pub fn run(
     cfg: &FileioConfig,
     controller: &Controller,
     observer: &dyn Observer,
-) -> anyhow::Result<crate::model::Measurement> {
+) -> anyhow::Result<crate::engine::Measurement> {
     let result = run::run(cfg, controller, observer)?;
     if let Some(mode) = cfg.test_mode {
         if mode.writes() && !cfg.validate {

@@ -8,7 +8,7 @@ use super::files::{AlignedBuf, TestFiles};
 use super::generator::{Generator, Request};
 use super::shared::{account, record_error, worker_rng, Shared, Tally, WorkerStats, MIB};
 use crate::engine::{Controller, Observer};
-use crate::model::{Counters, FileioCounters, IntervalRates, IntervalSample, Measurement};
+use crate::engine::{Counters, FileioCounters, IntervalRates, IntervalSample, Measurement};
 use crate::rng::Rng;
 use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,7 +1,7 @@
 //! The sysbench-compatible OLTP engine on mysql_async: prepare, run, cleanup for every workload.
 //!
 //! The engine takes a plain [`OltpConfig`] and returns plain results ([`PrepareSummary`],
-//! [`crate::model::Measurement`]); it never prints and never writes files. Progress lines
+//! [`crate::engine::Measurement`]); it never prints and never writes files. Progress lines
 //! (`Creating table 'sbtest1'...`) and interval samples go to the caller's
 //! [`crate::engine::Observer`]; a [`crate::engine::Controller`] lets another thread stop a run
 //! (finish the transactions in progress) or abort it (drop them).

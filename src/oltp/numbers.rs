@@ -3,7 +3,7 @@
 
 use super::shared::{Live, Shared, WorkerOut};
 use super::OltpConfig;
-use crate::model::{Counters, IntervalRates, IntervalSample, Measurement, OltpCounters};
+use crate::engine::{Counters, IntervalRates, IntervalSample, Measurement, OltpCounters};
 use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -20,7 +20,7 @@ use super::workload::{Session, Tally};
 use super::OltpConfig;
 use crate::db::{classify, describe_error, ErrorClass};
 use crate::engine::{Controller, Observer};
-use crate::model::{IntervalSample, Measurement};
+use crate::engine::{IntervalSample, Measurement};
 use crate::stats::{LatencyRecorder, SysbenchHistogram};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};

@@ -1,8 +1,8 @@
 //! `results.csv`: one row per target and test, for spreadsheets.
 
-use super::suite::{PhaseStatus, SuiteResult};
-use super::summary::figures;
-use super::Counters;
+use super::figures::figures;
+use crate::engine::Counters;
+use crate::model::{PhaseStatus, SuiteResult};
 use std::fmt::Write as _;
 
 /// The CSV header of `results.csv`.
@@ -85,7 +85,7 @@ pub fn render_csv(s: &SuiteResult) -> String {
     out
 }
 
-fn is_measurement(p: &super::suite::PhaseResult) -> bool {
+fn is_measurement(p: &crate::model::PhaseResult) -> bool {
     match p.phase {
         Some(ph) => ph.is_measurement(),
         None => {
@@ -112,7 +112,7 @@ fn best_of(s: &SuiteResult, name: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::suite::tests_support::two_disk_suite as suite;
+    use crate::model::suite::tests_support::two_disk_suite as suite;
 
     #[test]
     fn csv_has_one_row_per_target_and_test() {

@@ -9,9 +9,9 @@
 //! short for a steady state; the Pi throttled or its supply sagged (`report::health`); the USB
 //! link was slower than USB 3. A run that did not finish is said once for the run.
 
-use super::phase::{Phase, Regime};
-use super::suite::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
-use super::{BenchResult, TestOptions};
+use crate::model::{BenchResult, TestOptions};
+use crate::model::{Phase, Regime};
+use crate::model::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 use crate::units::human_size;
 
 /// What report.html and summary.txt say when no result has a doubt. Power is claimed only
@@ -94,7 +94,7 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Vec<Doub
     // Power as the target's health readings say it (one reading for every view).
     let power = super::health::of(t).doubts();
     out.extend(power.into_iter().map(|text| doubt(Kind::Power, text)));
-    if let Some(l) = super::access::slow_usb_link(t) {
+    if let Some(l) = t.slow_usb_link() {
         out.push(doubt(
             Kind::SlowLink,
             format!(
@@ -286,8 +286,8 @@ impl DoubtList {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::suite::tests_support::two_disk_suite;
-    use crate::report::suite::{DataSetFit, FilesystemRecord};
+    use crate::model::suite::tests_support::two_disk_suite;
+    use crate::model::{DataSetFit, FilesystemRecord};
 
     fn tmpfs() -> Option<FilesystemRecord> {
         Some(FilesystemRecord {

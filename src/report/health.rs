@@ -3,7 +3,7 @@
 //! summary.txt, report.html and the doubts, so none of them turns an absent sensor into "none
 //! reported".
 
-use super::suite::TargetResult;
+use crate::model::TargetResult;
 use crate::sys::sensors::{Sensor, Sensors};
 use crate::sys::state::{throttled_flags, StateSample};
 

@@ -2,7 +2,8 @@
 //! by report.html and `spindle report compare`: fileio random (requests/s), fileio sequential
 //! (MiB/s), OLTP (transactions/s), TPC-C (TpmC). Higher is better for every one of them.
 
-use super::{BenchResult, Counters, TestOptions};
+use crate::engine::Counters;
+use crate::model::{BenchResult, Phase, PhaseResult, TestOptions};
 
 /// A group of tests that stress the disk the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,6 +82,24 @@ pub fn family(phase: &str, result: Option<&BenchResult>) -> Option<Family> {
     }
 }
 
+/// The family of a phase's test: from its result, else from the step it ran, else — a schema 1
+/// document, which did not record the step — from its name. None for phases that are not
+/// measurements.
+pub fn family_of(p: &PhaseResult) -> Option<Family> {
+    match (&p.result, p.phase) {
+        (Some(r), _) => family(&p.name, Some(r)),
+        (None, Some(Phase::FileioRun { mode, .. })) => Some(if mode.is_random() {
+            Family::FileioRandom
+        } else {
+            Family::FileioSequential
+        }),
+        (None, Some(Phase::OltpRun { .. })) => Some(Family::Oltp),
+        (None, Some(Phase::TpccRun { .. })) => Some(Family::Tpcc),
+        (None, Some(_)) => None,
+        (None, None) => family(&p.name, None),
+    }
+}
+
 /// The ranked figure of a result.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Metric {
@@ -124,8 +143,8 @@ pub fn primary(r: &BenchResult) -> Metric {
 }
 
 /// The throughput of one interval in the unit of [`primary`], when the interval has it.
-pub fn interval_value(r: &BenchResult, i: &super::IntervalSample) -> Option<f64> {
-    use super::IntervalRates as R;
+pub fn interval_value(r: &BenchResult, i: &crate::engine::IntervalSample) -> Option<f64> {
+    use crate::engine::IntervalRates as R;
     let unit = primary(r).unit;
     match &i.rates {
         R::Fileio {
@@ -166,7 +185,32 @@ pub fn geomean(values: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests_support::sample_fileio_result;
+    use crate::model::bench::tests_support::sample_fileio_result;
+
+    #[test]
+    fn a_phase_without_a_result_gets_its_family_from_its_step() {
+        use crate::model::PhaseStatus;
+        let run = |mode| Phase::FileioRun {
+            set: 0,
+            mode,
+            threads: 1,
+            queue: None,
+        };
+        let failed = |name: &str, phase| PhaseResult::new(name, phase, PhaseStatus::Failed);
+        let p = failed("x", Some(run(crate::fileio::TestMode::Rndrd)));
+        assert_eq!(family_of(&p), Some(Family::FileioRandom));
+        let p = failed("x", Some(run(crate::fileio::TestMode::Seqwr)));
+        assert_eq!(family_of(&p), Some(Family::FileioSequential));
+        assert_eq!(
+            family_of(&failed("tpcc-w1-c1", Some(Phase::TpccCheck))),
+            None
+        );
+        // a schema 1 phase recorded no step: its name says
+        assert_eq!(
+            family_of(&failed("oltp-read_write-t4", None)),
+            Some(Family::Oltp)
+        );
+    }
 
     #[test]
     fn families_from_results_and_from_names() {

@@ -1,25 +1,20 @@
-//! The result model (versioned JSON documents) and every rendering of it: sysbench-style text,
-//! JSON, CSV, `summary.txt`, the offline HTML page, and comparisons of several runs. Engines
-//! return results; this module renders; nothing here measures.
+//! Every rendering of the result documents (`model`): sysbench-style text, CSV, `summary.txt`,
+//! the offline HTML page, comparisons of several runs, and the bundle that writes a run's
+//! document beside its renderings (`bundle.rs`). Nothing here measures or defines the schema.
 
-pub mod access;
+pub mod bundle;
 pub mod compare;
 pub mod csv;
 pub mod doubts;
+pub mod figures;
 pub mod health;
 pub mod html;
-pub mod load;
 pub mod metric;
-pub mod model;
 pub mod oltp_text;
 pub mod params;
-pub mod phase;
 pub mod queueing;
 pub mod rank;
 pub mod regimes;
-pub mod suite;
 pub mod summary;
 pub mod sysbench_text;
 pub mod tpcc_text;
-
-pub use model::*;

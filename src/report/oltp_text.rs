@@ -2,7 +2,8 @@
 //! `--histogram` block and the final report (SQL statistics, General statistics, Latency (ms),
 //! Threads fairness), with sysbench's labels, column widths and number formats.
 
-use super::model::{BenchResult, Counters, IntervalRates, IntervalSample};
+use crate::engine::{Counters, IntervalRates, IntervalSample};
+use crate::model::BenchResult;
 use std::fmt::Write as _;
 
 /// The lines sysbench prints before the workers connect.
@@ -115,10 +116,10 @@ pub fn final_report(result: &BenchResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{
-        Fairness, HistogramData, HostInfo, LatencySummary, OltpCounters, ToolInfo, SCHEMA_VERSION,
-    };
+    use crate::engine::{Fairness, HistogramData, LatencySummary, OltpCounters};
+    use crate::model::{ToolInfo, SCHEMA_VERSION};
     use crate::stats::SysbenchHistogram;
+    use crate::sys::HostInfo;
 
     /// sysbench 1.0.20's final report of `oltp_read_write --threads=2 --time=1`, byte for byte.
     const SYSBENCH: &str = "SQL statistics:
@@ -155,8 +156,8 @@ Threads fairness:
             tool: ToolInfo::spindle("1.0"),
             host: HostInfo::default(),
             test: "oltp_read_write".into(),
-            options: crate::report::TestOptions::Oltp(Box::default()),
-            measurement: crate::report::Measurement {
+            options: crate::model::TestOptions::Oltp(Box::default()),
+            measurement: crate::engine::Measurement {
                 started_at: String::new(),
                 threads: 2,
                 total_time_s: 1.0017,

@@ -3,7 +3,7 @@
 //! credentials and seeds left out), and the differences between two fingerprints
 //! ([`differences`]), which is why `report compare` keeps two results apart.
 
-use super::{BenchResult, TestOptions};
+use crate::model::{BenchResult, TestOptions};
 use crate::units::{count, human_size};
 use serde_json::Value;
 
@@ -137,7 +137,7 @@ pub fn differences(a: &Value, b: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests_support::sample_fileio_result;
+    use crate::model::bench::tests_support::sample_fileio_result;
 
     #[test]
     fn the_fingerprint_ignores_paths_and_differences_name_the_keys() {

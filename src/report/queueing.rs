@@ -3,10 +3,10 @@
 //! usb-storage (Bulk-Only Transport) carries one command at a time and does not — the difference
 //! fio's QD1/QD32 tests show in published Pi storage benchmarks.
 
-use super::phase::Phase;
-use super::suite::{PhaseStatus, TargetResult};
-use super::summary::figures;
+use super::figures::figures;
 use crate::fileio::TestMode;
+use crate::model::Phase;
+use crate::model::{PhaseStatus, TargetResult};
 
 /// Below this QD-deep / QD1 ratio a disk is said not to gain from a queue.
 pub const GAIN: f64 = 1.3;
@@ -87,9 +87,9 @@ pub fn verdict(t: &TargetResult, pairs: &[QueuePair]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::phase::Queue;
-    use crate::report::suite::tests_support::two_disk_suite;
-    use crate::report::Counters;
+    use crate::engine::Counters;
+    use crate::model::suite::tests_support::two_disk_suite;
+    use crate::model::Queue;
 
     /// `t` with async rndrd runs at QD1 and QD32 of `qd1` and `qd32` requests/s.
     fn with_queue_runs(t: &mut TargetResult, qd1: f64, qd32: f64) {

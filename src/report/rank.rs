@@ -3,10 +3,9 @@
 //! tests of each target's ratio to the best), and an overall ranking (geometric mean of the
 //! family scores). What makes a figure doubtful is `doubts`.
 
-use super::access::{self, phase_ok};
 use super::metric::{self, Family};
-use super::phase::{Phase, Regime};
-use super::suite::{PhaseResult, SuiteResult};
+use crate::model::{Phase, Regime};
+use crate::model::{PhaseResult, PhaseStatus, SuiteResult};
 
 /// One test (a measurement phase) across the targets of a run.
 #[derive(Clone, Debug)]
@@ -35,7 +34,8 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// The figure, when the phase ran to its end and measured something.
     pub fn counted(&self) -> Option<f64> {
-        self.value.filter(|v| *v > 0.0 && phase_ok(self.phase))
+        self.value
+            .filter(|v| *v > 0.0 && self.phase.status == PhaseStatus::Ok)
     }
 }
 
@@ -51,7 +51,7 @@ pub fn tests(s: &SuiteResult) -> Vec<TestView<'_>> {
     let mut names: Vec<(String, Family)> = Vec::new();
     for t in &s.targets {
         for p in &t.phases {
-            if let Some(f) = metric::family(&p.name, p.result.as_ref()) {
+            if let Some(f) = metric::family_of(p) {
                 if !names.iter().any(|(n, _)| n == &p.name) {
                     names.push((p.name.clone(), f));
                 }
@@ -146,13 +146,7 @@ fn family_score(s: &SuiteResult, family: Family, views: &[&TestView]) -> Option<
                 .rows
                 .iter()
                 .filter(|r| v.ratio(r).is_none())
-                .map(|r| {
-                    format!(
-                        "{} {}",
-                        s.targets[r.target].name,
-                        access::phase_status(r.phase)
-                    )
-                })
+                .map(|r| format!("{} {}", s.targets[r.target].name, r.phase.status))
                 .collect();
             let why = if v.rows.len() < n_targets {
                 "not run on every target".to_string()

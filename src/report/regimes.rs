@@ -5,9 +5,9 @@
 //! document; summary.txt and report.html render it.
 
 use super::metric;
-use super::phase::{Phase, Regime};
 use super::rank::times;
-use super::suite::{PhaseStatus, SuiteResult};
+use crate::model::{Phase, Regime};
+use crate::model::{PhaseStatus, SuiteResult};
 use std::fmt::Write as _;
 
 /// One target's figures of one test in both regimes (complete runs only).
@@ -230,9 +230,10 @@ pub fn summary_section(w: &mut String, s: &SuiteResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Counters, OltpCounters};
+    use crate::model::suite::tests_support::two_disk_suite;
+    use crate::model::TestOptions;
     use crate::oltp::Workload;
-    use crate::report::suite::tests_support::two_disk_suite;
-    use crate::report::{Counters, OltpCounters, TestOptions};
 
     /// Two targets, read_only at 4 threads in both regimes: ssd 1000/800 tps, hdd 950/100.
     fn regimes_suite() -> SuiteResult {

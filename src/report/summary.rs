@@ -4,49 +4,9 @@
 //! the two regimes of `[oltp.regimes]`, then failures and notes.
 
 use super::doubts::DoubtList;
-use super::suite::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
-use super::{BenchResult, Counters};
+use super::figures::figures;
+use crate::model::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 use std::fmt::Write as _;
-
-/// Key figures of one result, for tables and CSV.
-pub(crate) struct Figures {
-    pub primary: f64,
-    pub primary_label: &'static str,
-    pub secondary: f64,
-    pub secondary_label: &'static str,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-}
-
-pub(crate) fn figures(r: &BenchResult) -> Figures {
-    let (p95, p99) = (r.latency.p95_us / 1e3, r.latency.p99_us / 1e3);
-    match &r.counters {
-        Counters::Fileio(c) => Figures {
-            primary: c.reads_per_s + c.writes_per_s,
-            primary_label: "req/s",
-            secondary: c.read_mib_per_s + c.written_mib_per_s,
-            secondary_label: "MiB/s",
-            p95_ms: p95,
-            p99_ms: p99,
-        },
-        Counters::Oltp(c) => Figures {
-            primary: c.tps,
-            primary_label: "tps",
-            secondary: c.qps,
-            secondary_label: "qps",
-            p95_ms: p95,
-            p99_ms: p99,
-        },
-        Counters::Tpcc(c) => Figures {
-            primary: c.tpmc,
-            primary_label: "TpmC",
-            secondary: c.tpm_total,
-            secondary_label: "tpmTotal",
-            p95_ms: p95,
-            p99_ms: p99,
-        },
-    }
-}
 
 /// `summary.txt`.
 pub fn render_summary(s: &SuiteResult) -> String {
@@ -82,7 +42,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
 
 /// For a run that did not finish: where it stopped and the targets it never reached.
 fn cut_short(w: &mut String, s: &SuiteResult) {
-    if let Some(lines) = super::access::cut_short(s) {
+    if let Some(lines) = s.cut_short() {
         let _ = writeln!(w, "\n{}", lines.join("\n"));
     }
 }
@@ -112,7 +72,7 @@ fn header(w: &mut String, s: &SuiteResult) {
         s.run_id,
         s.started_at,
         s.finished_at.as_deref().unwrap_or("-"),
-        super::access::status_line(s)
+        s.status_line()
     );
 }
 
@@ -218,7 +178,7 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
     };
     let f0 = figures(first);
     let (unit, shape) = match &first.options {
-        super::TestOptions::Tpcc(c) => (
+        crate::model::TestOptions::Tpcc(c) => (
             "connection",
             format!(", {} statements", c.statements.name()),
         ),
@@ -356,7 +316,7 @@ fn failures(w: &mut String, s: &SuiteResult) {
 
 /// Phases that did not run, per target and reason (the status line counts them).
 fn skipped_phases(w: &mut String, s: &SuiteResult) {
-    let lines = super::access::skipped_phases(s);
+    let lines = s.skipped_phases();
     if lines.is_empty() {
         return;
     }
@@ -374,7 +334,7 @@ fn notes(w: &mut String, s: &SuiteResult) {
         for p in &t.phases {
             let fit = p.data_set.map(|f| {
                 let engine = match p.phase.map(|ph| ph.family()) {
-                    Some(super::phase::Family::Tpcc) => "TPC-C",
+                    Some(crate::model::Family::Tpcc) => "TPC-C",
                     _ => "OLTP",
                 };
                 format!("{engine} {}", f.describe())
@@ -399,7 +359,7 @@ fn notes(w: &mut String, s: &SuiteResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::suite::tests_support::two_disk_suite as suite;
+    use crate::model::suite::tests_support::two_disk_suite as suite;
 
     #[test]
     fn summary_compares_targets_with_ratio_to_best() {
@@ -464,7 +424,7 @@ mod tests {
     fn a_reused_disk_and_the_filesystem_are_named_under_targets() {
         let mut s = suite();
         s.targets[0].reused = Some("reused as spindle's scratch disk: sda1 (ext4) …".into());
-        s.targets[0].filesystem = Some(crate::report::suite::FilesystemRecord {
+        s.targets[0].filesystem = Some(crate::model::FilesystemRecord {
             fs_type: "ext4".into(),
             source: Some("/dev/sda1".into()),
             in_ram: false,

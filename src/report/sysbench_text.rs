@@ -4,8 +4,9 @@
 //! and scripts that parse it (`reads/s:`, `total time:`, `95th percentile:` …). The shared
 //! blocks (General statistics, Latency, Threads fairness, histogram) are used by OLTP too.
 
+use crate::engine::{Counters, IntervalRates, IntervalSample};
 use crate::fileio::{Compat, FileioConfig, IoMode, TestMode};
-use crate::report::{BenchResult, Counters, IntervalRates, IntervalSample};
+use crate::model::BenchResult;
 use crate::stats::SysbenchHistogram;
 use crate::units::format_size_exact;
 use std::fmt::Write;
@@ -405,7 +406,7 @@ mod tests {
 
     #[test]
     fn latency_block_is_right_aligned_at_column_53() {
-        let mut r = crate::report::tests_support::sample_fileio_result();
+        let mut r = crate::model::bench::tests_support::sample_fileio_result();
         r.latency.sysbench_percentile = 95.0;
         let text = general_and_latency(&r);
         for line in text.lines().filter(|l| l.starts_with("         ")) {

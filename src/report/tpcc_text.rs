@@ -8,7 +8,8 @@
 //! One deliberate difference: "late" means at or above the response-time limit in *seconds*
 //! (TPC-C's 5/5/5/80/20 s); tpcc-mysql compares those numbers with milliseconds.
 
-use super::model::{BenchResult, Counters, IntervalRates, IntervalSample, TpccCounters};
+use crate::engine::{Counters, IntervalRates, IntervalSample, TpccCounters};
+use crate::model::BenchResult;
 use crate::tpcc::{CheckReport, CheckStatus, NewOrderRecord, Statements, TpccConfig, TxKind};
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -365,7 +366,8 @@ pub fn check_report(r: &CheckReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Measurement, TestOptions, TpccTypeCounters};
+    use crate::engine::{Measurement, TpccTypeCounters};
+    use crate::model::TestOptions;
 
     fn sample() -> IntervalSample {
         IntervalSample {

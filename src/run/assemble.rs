@@ -12,7 +12,7 @@ use super::targets::{
 use crate::config::profile::SuiteProfile;
 use crate::disk::{DiskPolicy, Naming};
 use crate::engine::Controller;
-use crate::report::suite::{Skipped, SuiteResult};
+use crate::model::{Skipped, SuiteResult};
 
 use crate::sys::System;
 use std::path::PathBuf;
@@ -140,8 +140,8 @@ fn gather(req: &RunRequest, sys: &System, message: &dyn Fn(&str)) -> anyhow::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{PhaseStatus, RunStatus, TargetKind};
     use crate::provision::prepare::tests::{loop_policy, loop_tree, recording_system};
-    use crate::report::suite::{PhaseStatus, RunStatus, TargetKind};
 
     const TINY: &str = "[[fileio]]\nfile_num = 2\ntotal_size = \"4M\"\nmodes = [\"rndrd\"]\nthreads = [1]\ntime = 1\ndrop_caches = false\n";
 

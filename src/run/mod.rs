@@ -6,7 +6,7 @@
 //!            ─ suite::run_suite: plan::phases per target → phases::run_phase → engines
 //!                                (tpcc: TPC-C; regimes: `[oltp.regimes]`'s restarts, prewarm)
 //!                                (bundle rewritten as every phase starts)
-//!            ─ release ─► SuiteResult (typed: report::suite)
+//!            ─ release ─► SuiteResult (typed: model)
 //! ```
 //!
 //! Engines are driven through their contract (`engine::Controller`, `engine::Observer`); the

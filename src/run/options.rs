@@ -3,9 +3,9 @@
 
 use super::targets::TargetSpec;
 use crate::config::profile::SuiteProfile;
+use crate::model::Phase;
+use crate::model::{PhaseStatus, Skipped};
 use crate::provision::mysqld::Flavor;
-use crate::report::phase::Phase;
-use crate::report::suite::{PhaseStatus, Skipped};
 use crate::sys::System;
 use std::path::PathBuf;
 use std::time::Duration;

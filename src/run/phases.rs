@@ -9,11 +9,11 @@ use super::target_run::{
 };
 use crate::engine::Observer as _;
 use crate::fileio::{self, TestMode};
+use crate::model::{BenchResult, TestOptions};
+use crate::model::{Phase, Regime, When};
+use crate::model::{PhaseResult, ServerInfo, TargetResult};
 use crate::oltp::{self, Workload};
 use crate::provision::mysqld;
-use crate::report::phase::{Phase, Regime, When};
-use crate::report::suite::{PhaseResult, ServerInfo, TargetResult};
-use crate::report::{BenchResult, TestOptions};
 use crate::sys::state;
 use std::time::Duration;
 

@@ -3,8 +3,8 @@
 
 use crate::config::profile::SuiteProfile;
 use crate::fileio::IoMode;
+use crate::model::{Phase, Queue, Regime, When};
 use crate::oltp::Workload;
-use crate::report::phase::{Phase, Queue, Regime, When};
 
 /// The phases for one target, in order.
 pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {

@@ -10,9 +10,9 @@ use super::target_run::{
 };
 use crate::config::regimes::{auto_pool_bytes, CpuBoundPool};
 use crate::engine::Observer as _;
+use crate::model::PhaseResult;
+use crate::model::Regime;
 use crate::provision::mysqld;
-use crate::report::phase::Regime;
-use crate::report::suite::PhaseResult;
 use crate::units::human_size;
 use std::time::Duration;
 

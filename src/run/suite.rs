@@ -15,12 +15,12 @@ use super::sampler::Sampler;
 use super::target_run::{Chatter, Outcome, TargetRun};
 use super::targets::TargetSpec;
 use crate::engine::Controller;
-use crate::report::phase::Phase;
-use crate::report::suite::{
-    write_bundle, PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult,
-    SUITE_SCHEMA_VERSION,
+use crate::model::Phase;
+use crate::model::{BenchResult, ToolInfo};
+use crate::model::{
+    PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult, SUITE_SCHEMA_VERSION,
 };
-use crate::report::{BenchResult, ToolInfo};
+use crate::report::bundle::write_bundle;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -274,7 +274,7 @@ impl DiskWatch {
         let table = crate::disk::bridges::BridgeTable::builtin();
         if let Some(before) = self.smart_before {
             let after = smart::read(&disk, &opts.sys.runner, table);
-            target.smart = Some(crate::report::suite::SmartRecord {
+            target.smart = Some(crate::model::SmartRecord {
                 change: Some(smart::SmartChange::between(&before, &after)),
                 before,
                 after: Some(after),
@@ -404,7 +404,8 @@ fn write_phase_text(
 
 /// The sysbench-style text of one test.
 fn render_test_text(r: &BenchResult) -> String {
-    use crate::report::{oltp_text, sysbench_text, TestOptions};
+    use crate::model::TestOptions;
+    use crate::report::{oltp_text, sysbench_text};
     match &r.options {
         TestOptions::Fileio(cfg) => match cfg.test_mode {
             Some(mode) => format!(

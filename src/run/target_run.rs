@@ -4,13 +4,13 @@
 //! buffer pool, the error log).
 
 use super::options::SuiteOptions;
+use crate::engine::IntervalSample;
 use crate::engine::{Controller, Observer};
-use crate::model::IntervalSample;
+use crate::model::BenchResult;
+use crate::model::DataSetFit;
+use crate::model::Regime;
 use crate::oltp::{OltpConfig, Workload};
 use crate::provision::mysqld;
-use crate::report::phase::Regime;
-use crate::report::suite::DataSetFit;
-use crate::report::BenchResult;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 

@@ -4,9 +4,9 @@
 //! after the run, and directories named by the user.
 
 use crate::disk::{self, Disk, DiskPolicy, Naming};
+use crate::model::{FilesystemRecord, Skipped, TargetKind};
 use crate::provision::prepare::{self, Preparation};
 use crate::provision::release::ReleaseGuard;
-use crate::report::suite::{FilesystemRecord, Skipped, TargetKind};
 use crate::sys::System;
 use std::path::{Path, PathBuf};
 

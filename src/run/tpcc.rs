@@ -6,9 +6,9 @@ use super::target_run::{
     server_alive, server_ready, server_stopped_error, Ctx, Outcome, TargetRun,
 };
 use crate::config::profile::TpccPlan;
+use crate::model::PhaseResult;
+use crate::model::{BenchResult, TestOptions};
 use crate::provision::mysqld;
-use crate::report::suite::PhaseResult;
-use crate::report::{BenchResult, TestOptions};
 use crate::tpcc::{self, TpccConfig};
 
 fn plan<'a>(ctx: &Ctx<'a>) -> &'a TpccPlan {

@@ -5,7 +5,8 @@
 //! ones beyond `keep_copied` are pruned oldest first. Run ids start with a UTC timestamp, so
 //! name order is age order.
 
-use crate::report::suite::{write_bundle, SuiteResult};
+use crate::model::SuiteResult;
+use crate::report::bundle::write_bundle;
 use crate::sys::fs::write_atomic;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -48,7 +49,7 @@ impl RunStore {
     /// Creates the directory of a new run, named by the run id (`<UTC timestamp>-<host>`),
     /// made unique with `-N` if needed.
     pub fn create_run(&self, host: &str) -> anyhow::Result<RunEntry> {
-        let base = crate::report::suite::run_id(host, crate::sys::clock::unix_now());
+        let base = crate::model::run_id(host, crate::sys::clock::unix_now());
         for n in 0..100 {
             let id = if n == 0 {
                 base.clone()

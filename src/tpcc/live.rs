@@ -4,7 +4,7 @@
 //! histogram of the interval) and the largest response time.
 
 use super::deck::TxKind;
-use crate::model::{IntervalRates, IntervalSample};
+use crate::engine::{IntervalRates, IntervalSample};
 use crate::stats::SysbenchHistogram;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

@@ -3,8 +3,8 @@
 //!
 //! The engine follows [`crate::engine`]: each step takes a plain [`TpccConfig`], a
 //! [`Controller`](crate::engine::Controller) and an [`Observer`](crate::engine::Observer), blocks,
-//! never prints and never writes files; `run` returns a [`crate::model::Measurement`] with
-//! [`crate::model::TpccCounters`]; `check` returns a [`CheckReport`].
+//! never prints and never writes files; `run` returns a [`crate::engine::Measurement`] with
+//! [`crate::engine::TpccCounters`]; `check` returns a [`CheckReport`].
 //!
 //! What it does as tpcc-mysql does: the schema (nine InnoDB tables, indexes and foreign keys
 //! after the data), the mix (a deck of 10/10/1/1/1 out of 23), the home warehouse drawn per

@@ -17,7 +17,7 @@ use super::worker::{worker, WorkerOut};
 use super::{HomeWarehouse, TpccConfig, TpccError};
 use crate::db::describe_error;
 use crate::engine::{Controller, Observer};
-use crate::model::{Counters, IntervalSample, Measurement, TpccCounters, TpccTypeCounters};
+use crate::engine::{Counters, IntervalSample, Measurement, TpccCounters, TpccTypeCounters};
 use crate::rng::Rng;
 use crate::stats::{fairness, LatencyRecorder, ThreadShare};
 use mysql_async::prelude::Queryable;

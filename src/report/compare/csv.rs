@@ -2,11 +2,11 @@
 //! many appliances load straight into pandas or DuckDB.
 
 use super::Comparison;
-use crate::report::access;
-use crate::report::load::Loaded;
+use crate::engine::Counters;
+use crate::model::load::Loaded;
+use crate::model::BenchResult;
 use crate::report::metric;
 use crate::report::params;
-use crate::report::{BenchResult, Counters};
 use std::fmt::Write as _;
 
 /// The CSV header.
@@ -82,7 +82,7 @@ pub fn render(inputs: &[Loaded], c: &Comparison) -> String {
     for (ri, l) in inputs.iter().enumerate() {
         let s = &l.suite;
         for t in &s.targets {
-            let key = access::stable_key(s, t);
+            let key = t.stable_key(&s.host.hostname);
             let di = c.disks.iter().position(|d| d.key == key).unwrap_or(0);
             for p in &t.phases {
                 let Some(r) = &p.result else { continue };
@@ -105,7 +105,7 @@ pub fn render(inputs: &[Loaded], c: &Comparison) -> String {
                     }
                     .to_string(),
                     field(&params::describe(r)),
-                    field(access::phase_status(p)),
+                    field(p.status.as_str()),
                 ]
                 .join(",");
                 for (m, unit, v) in metrics(r) {

@@ -4,8 +4,8 @@
 
 use super::text::{doubt_lines, doubts_cell, median_cell, ratio_cell, runs_cell, summary_rows};
 use super::{Comparison, TestTable};
+use crate::report::html::page::{esc, num, page_end, page_start, table};
 use crate::report::html::svg::{self, Bar};
-use crate::report::html::{esc, num, page_end, page_start, table};
 use std::fmt::Write as _;
 
 fn runs_and_disks(out: &mut String, c: &Comparison) {

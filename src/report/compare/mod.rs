@@ -11,10 +11,10 @@ pub mod csv;
 pub mod html;
 pub mod text;
 
-use super::access::{self, phase_ok};
-use super::load::Loaded;
 use super::metric::{self, Family};
 use super::params;
+use crate::model::load::Loaded;
+use crate::model::PhaseStatus;
 use anyhow::bail;
 use serde_json::Value;
 
@@ -153,16 +153,16 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                 Some(b) => format!("{b} ({})", s.host.hostname),
                 None => s.host.hostname.clone(),
             },
-            profile: access::profile_name(s).to_string(),
-            status: access::status_line(s),
+            profile: s.profile.name.clone(),
+            status: s.status_line(),
             spindle: s.tool.version.clone(),
         });
         for t in &s.targets {
-            let key = access::stable_key(s, t);
+            let key = t.stable_key(&s.host.hostname);
             let di = match disks.iter().position(|d| d.key == key) {
                 Some(i) => i,
                 None => {
-                    let f = access::disk_facts(s, t);
+                    let f = t.disk_facts(s.environment.as_ref());
                     disks.push(DiskInfo {
                         key,
                         label: String::new(),
@@ -193,7 +193,7 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                     family,
                     unit: m.unit,
                     value: m.value,
-                    ok: phase_ok(p) && m.value > 0.0,
+                    ok: p.status == PhaseStatus::Ok && m.value > 0.0,
                     fingerprint: params::fingerprint(r),
                     params: params::describe(r),
                     doubts: crate::report::doubts::of_result(s, t, p)

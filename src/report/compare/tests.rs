@@ -2,10 +2,11 @@
 //! or a run, median and spread of repeats, parameter differences kept apart, the CSV shape.
 
 use super::*;
+use crate::engine::Counters;
 use crate::fileio::TestMode;
-use crate::report::load::{single_test_run, Loaded};
-use crate::report::tests_support::sample_fileio_result;
-use crate::report::{Counters, TestOptions};
+use crate::model::bench::tests_support::sample_fileio_result;
+use crate::model::load::{single_test_run, Loaded};
+use crate::model::TestOptions;
 
 /// A run with one disk target `serial` and one rndrw result of `iops` requests/s.
 fn run(run_id: &str, serial: &str, iops: f64, total_size: u64) -> Loaded {
@@ -20,7 +21,7 @@ fn run(run_id: &str, serial: &str, iops: f64, total_size: u64) -> Loaded {
     }
     let mut s = single_test_run(r, run_id);
     s.targets[0].name = format!("sd{}", &serial[..1]);
-    s.targets[0].kind = crate::report::suite::TargetKind::Disk;
+    s.targets[0].kind = crate::model::TargetKind::Disk;
     s.targets[0].disk = serde_json::from_value(serde_json::json!({
         "name": s.targets[0].name, "path": "/dev/x", "serial": serial,
         "stable_id": format!("usb-{serial}"), "model": format!("Model {serial}"),

@@ -4,10 +4,9 @@
 
 use super::super::doubts::DoubtList;
 use super::super::rank::{self, Ranking, TestView};
-use super::super::suite::SuiteResult;
+use super::page::{esc, num, table};
 use super::svg::fmt_num;
-use super::{esc, num, table};
-use crate::report::access;
+use crate::model::SuiteResult;
 use std::fmt::Write as _;
 
 pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &Ranking) {
@@ -34,7 +33,7 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &
     }
     let list = DoubtList::of(s);
     doubts(out, s, &list, !views.is_empty());
-    let skipped = access::skipped_phases(s);
+    let skipped = s.skipped_phases();
     if !skipped.is_empty() {
         let items: Vec<String> = skipped.iter().map(|l| esc(l)).collect();
         let _ = writeln!(
@@ -130,8 +129,8 @@ fn doubts(out: &mut String, s: &SuiteResult, list: &DoubtList, measured: bool) {
 /// `[oltp.regimes]`: per test, each target's CPU-bound and I/O-bound figures, their ratio, and
 /// how much the choice of disk matters in each regime.
 fn regimes(out: &mut String, s: &SuiteResult) {
-    use super::super::phase::Regime;
     use super::super::regimes as rg;
+    use crate::model::Regime;
     let tests = rg::tests(s);
     if tests.is_empty() {
         return;
@@ -207,9 +206,9 @@ fn per_test_table(out: &mut String, s: &SuiteResult, views: &[TestView], list: &
                         let fig = match (r.value, v.ratio(r)) {
                             (Some(x), Some(q)) => format!("{} ({q:.2}×)", fmt_num(x)),
                             (Some(x), None) => {
-                                format!("{} ({})", fmt_num(x), access::phase_status(r.phase))
+                                format!("{} ({})", fmt_num(x), r.phase.status)
                             }
-                            (None, _) => access::phase_status(r.phase).to_string(),
+                            (None, _) => r.phase.status.to_string(),
                         };
                         match list.refs_text(i, &v.name).as_str() {
                             "" => fig,

@@ -2,11 +2,10 @@
 //! environment block: the machine, the software, the database server and every disk's facts.
 //! Facts the run did not record are shown as "not recorded", never guessed.
 
-use super::super::suite::{SuiteResult, TargetResult};
-use super::super::TestOptions;
+use super::page::{esc, or_unrecorded, table};
 use super::svg::{self, fmt_num, Band, LineChart, Scale, Series};
-use super::{esc, or_unrecorded, table};
-use crate::report::access::{self, disk_facts};
+use crate::model::TestOptions;
+use crate::model::{ServerInfo, SuiteResult, TargetKind, TargetResult};
 use crate::units::human_size;
 use std::fmt::Write as _;
 
@@ -24,7 +23,7 @@ pub(super) fn render_timelines(out: &mut String, s: &SuiteResult) {
 /// Bands for the measurement phases (alternating shades, labelled) and for samples that saw
 /// throttling or under-voltage (red).
 fn timeline_bands(t: &TargetResult) -> Vec<Band> {
-    let starts = access::phase_starts(t);
+    let starts = t.phase_starts();
     let mut bands: Vec<Band> = t
         .phases
         .iter()
@@ -153,11 +152,7 @@ fn machine(out: &mut String, s: &SuiteResult) {
         ],
         vec![
             "Profile".into(),
-            esc(&format!(
-                "{} — {}",
-                access::profile_name(s),
-                access::profile_description(s)
-            )),
+            esc(&format!("{} — {}", s.profile.name, s.profile.description)),
         ],
     ];
     out.push_str("<h3>Machine and software</h3>");
@@ -192,7 +187,7 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
             Some(f) => (engine, f.data_bytes, Some(f.buffer_pool_bytes)),
             None => (
                 engine,
-                crate::report::suite::estimated_data_bytes(&r.options).unwrap_or(0),
+                crate::model::estimated_data_bytes(&r.options).unwrap_or(0),
                 None,
             ),
         };
@@ -218,7 +213,7 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
             ram_parts.push(part);
         }
     }
-    let recorded = access::buffer_pool_bytes(t);
+    let recorded = t.buffer_pool_bytes();
     let parts: Vec<String> = db
         .iter()
         .filter_map(|(engine, d, pool)| {
@@ -242,10 +237,10 @@ fn data_set_ratios(s: &SuiteResult, t: &TargetResult) -> (Option<String>, Option
 
 /// The rows of the disks table for target `t`: (fact, cell), in display order.
 fn disk_cells(s: &SuiteResult, t: &TargetResult) -> Vec<(&'static str, String)> {
-    let f = disk_facts(s, t);
+    let f = t.disk_facts(s.environment.as_ref());
     let n = |v: Option<String>| or_unrecorded(v);
     let mut cells = vec![
-        ("Kind", esc(access::target_kind(t))),
+        ("Kind", esc(t.kind.as_str())),
         ("Path", esc(&t.path)),
         ("Model", n(f.model)),
         ("Serial", n(f.serial)),
@@ -281,7 +276,7 @@ fn disk_cells(s: &SuiteResult, t: &TargetResult) -> Vec<(&'static str, String)> 
             },
         ),
     ];
-    if access::target_kind(t) == "directory" {
+    if t.kind == TargetKind::Directory {
         // Disk facts of a directory target do not apply, rather than "not recorded".
         for c in cells.iter_mut().skip(2).filter(|c| c.0 != "Filesystem") {
             c.1 = "<span class=\"meta\">n/a (a directory)</span>".into();
@@ -342,10 +337,10 @@ fn disks(out: &mut String, s: &SuiteResult) {
 }
 
 fn servers(out: &mut String, s: &SuiteResult) {
-    let with: Vec<(&TargetResult, access::ServerFacts)> = s
+    let with: Vec<(&TargetResult, &ServerInfo)> = s
         .targets
         .iter()
-        .filter_map(|t| Some((t, access::server_facts(s, t)?)))
+        .filter_map(|t| Some((t, t.server.as_ref()?)))
         .collect();
     if with.is_empty() {
         return;
@@ -357,16 +352,17 @@ fn servers(out: &mut String, s: &SuiteResult) {
         let mut r = vec!["Server".to_string()];
         r.extend(
             with.iter()
-                .map(|(_, f)| or_unrecorded(f.flavor_version.clone())),
+                .map(|(_, f)| esc(&format!("{} {}", f.flavor, f.version))),
         );
         r
     }];
-    let keys: Vec<String> = with[0].1.settings.iter().map(|x| x.0.clone()).collect();
+    let keys: Vec<&String> = with[0].1.settings.keys().collect();
     for k in keys {
-        let mut r = vec![format!("<code>{}</code>", esc(&k))];
-        r.extend(with.iter().map(|(_, f)| {
-            or_unrecorded(f.settings.iter().find(|x| x.0 == k).map(|x| x.1.clone()))
-        }));
+        let mut r = vec![format!("<code>{}</code>", esc(k))];
+        r.extend(
+            with.iter()
+                .map(|(_, f)| or_unrecorded(f.settings.get(k).cloned())),
+        );
         rows.push(r);
     }
     let h: Vec<&str> = header.iter().map(String::as_str).collect();

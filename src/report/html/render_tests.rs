@@ -3,13 +3,15 @@
 //! and pages for runs that have not measured anything yet.
 
 use super::render_html;
-use crate::report::suite::{
+use crate::engine::Counters;
+use crate::model::bench::tests_support::sample_fileio_result;
+use crate::model::{BenchResult, TestOptions, ToolInfo};
+use crate::model::{
     PhaseResult, PhaseStatus, ProfileRecord, RunStatus, SuiteResult, TargetKind, TargetResult,
     SUITE_SCHEMA_VERSION,
 };
-use crate::report::tests_support::sample_fileio_result;
-use crate::report::{BenchResult, Counters, HostInfo, TestOptions, ToolInfo};
 use crate::sys::state::StateSample;
+use crate::sys::HostInfo;
 
 fn result(mode: crate::fileio::TestMode, iops: f64) -> BenchResult {
     let mut r = sample_fileio_result();
@@ -231,7 +233,7 @@ fn an_interrupted_run_says_where_it_stopped_at_the_top() {
 
 #[test]
 fn a_short_run_shows_every_interval_or_says_it_was_too_short_for_a_time_series() {
-    use crate::report::{IntervalRates, IntervalSample};
+    use crate::engine::{IntervalRates, IntervalSample};
     let sample = |t: f64| IntervalSample {
         time_s: t,
         threads: 1,

@@ -3,7 +3,7 @@
 //! no script, no fonts beyond the reader's sans-serif, no namespace URL (inline SVG in HTML5
 //! needs none), so the page makes no request of any kind.
 
-use super::esc;
+use super::page::esc;
 use std::fmt::Write as _;
 
 /// Colour-blind-safe palette (Okabe–Ito), one colour per target in every chart of a page.

@@ -6,8 +6,8 @@
 //! Schema 2 (this version): `options` carries a `kind` tag (`fileio`, `oltp`, `tpcc`) and is
 //! read back into the engine's typed config ([`TestOptions`]). Everything else is as in 1.
 
-pub use crate::model::*;
-pub use crate::sys::HostInfo;
+use crate::engine::Measurement;
+use crate::sys::HostInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the result document layout.
@@ -187,9 +187,9 @@ mod tests {
     #[test]
     fn oltp_counters_with_error_codes_round_trip_through_json() {
         let mut r = super::tests_support::sample_fileio_result();
-        let mut c = super::OltpCounters::default();
+        let mut c = crate::engine::OltpCounters::default();
         c.errors_by_code.insert("1213".into(), 3);
-        r.counters = super::Counters::Oltp(c);
+        r.counters = crate::engine::Counters::Oltp(c);
         let back = super::BenchResult::from_json(&r.to_json_pretty(), "test").unwrap();
         assert_eq!(back, r);
     }
@@ -199,18 +199,18 @@ mod tests {
         let mut r = super::tests_support::sample_fileio_result();
         r.options = super::TestOptions::Tpcc(Box::default());
         r.test = r.options.test_name();
-        let mut c = super::TpccCounters {
+        let mut c = crate::engine::TpccCounters {
             tpmc: 9925.0,
             ..Default::default()
         };
-        c.per_type.push(super::TpccTypeCounters {
+        c.per_type.push(crate::engine::TpccTypeCounters {
             name: "new_order".into(),
             success: 49575,
             late: 50,
             ..Default::default()
         });
         c.errors_by_code.insert("1213".into(), 2);
-        r.counters = super::Counters::Tpcc(c);
+        r.counters = crate::engine::Counters::Tpcc(c);
         let back = super::BenchResult::from_json(&r.to_json_pretty(), "test").unwrap();
         assert_eq!(back, r);
         assert_eq!(back.test, "tpcc");
@@ -241,6 +241,7 @@ mod tests {
 #[cfg(test)]
 pub mod tests_support {
     use super::*;
+    use crate::engine::{Counters, FileioCounters, ThreadShare};
 
     /// A small, plausible fileio result.
     pub fn sample_fileio_result() -> BenchResult {

@@ -3,12 +3,11 @@
 //! which is read as a run with one target and one test. Older schemas are upgraded or refused
 //! with a message naming the file; so is anything that is not a spindle document.
 
+use super::bench::{BenchResult, TestOptions, SCHEMA_VERSION};
 use super::phase::{Phase, Queue};
-use super::suite::{
-    PhaseResult, PhaseStatus, ProfileRecord, RunStatus, SuiteResult, TargetKind, TargetResult,
-    SUITE_SCHEMA_VERSION,
-};
-use super::{BenchResult, TestOptions, SCHEMA_VERSION};
+use super::status::{PhaseStatus, RunStatus, TargetKind};
+use super::suite::{ProfileRecord, SuiteResult, SUITE_SCHEMA_VERSION};
+use super::target::{PhaseResult, TargetResult};
 use anyhow::{bail, Context};
 use serde_json::Value;
 use std::path::Path;
@@ -168,7 +167,7 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests_support::sample_fileio_result;
+    use crate::model::bench::tests_support::sample_fileio_result;
 
     #[test]
     fn errors_name_the_file_and_say_what_is_wrong() {

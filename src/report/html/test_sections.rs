@@ -6,11 +6,11 @@ use super::super::doubts::DoubtList;
 use super::super::metric::{self, Family};
 use super::super::params;
 use super::super::rank::{Row, TestView};
-use super::super::suite::SuiteResult;
-use super::super::{BenchResult, Counters};
-use super::svg::{self, Band, Bar, LineChart, Scale, Series};
-use super::{esc, num, table};
-use crate::report::access;
+use super::page::{esc, num, table};
+use super::svg::{self, Bar, LineChart, Scale, Series};
+use crate::engine::Counters;
+use crate::model::BenchResult;
+use crate::model::SuiteResult;
 use std::fmt::Write as _;
 
 pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView]) {
@@ -50,7 +50,7 @@ fn params_caption(s: &SuiteResult, v: &TestView) -> String {
             None => lines.push((line, vec![name])),
         }
     }
-    let profile = access::profile_name(s);
+    let profile = s.profile.name.as_str();
     let body = if lines.len() == 1 {
         esc(&lines[0].0)
     } else {
@@ -96,8 +96,8 @@ fn bars(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
             let note = match (v.ratio(r), r.value) {
                 (Some(q), _) if (q - 1.0).abs() < 1e-12 => "1.00× (best)".to_string(),
                 (Some(q), _) => format!("{q:.2}×"),
-                (None, Some(_)) => format!("{} (partial)", access::phase_status(r.phase)),
-                (None, None) => access::phase_status(r.phase).to_string(),
+                (None, Some(_)) => format!("{} (partial)", r.phase.status),
+                (None, None) => r.phase.status.to_string(),
             };
             Bar {
                 label: s.targets[r.target].name.clone(),
@@ -117,20 +117,6 @@ fn bars(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
             esc(v.unit)
         ),
     );
-}
-
-fn warmup_bands(v: &TestView) -> Vec<Band> {
-    results(v)
-        .find_map(|(_, b)| access::warmup_s(b))
-        .map(|w| Band {
-            from: 0.0,
-            to: w,
-            label: "warm-up".into(),
-            fill: "#888888",
-            opacity: 0.18,
-        })
-        .into_iter()
-        .collect()
 }
 
 fn throughput_over_time(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
@@ -162,7 +148,7 @@ fn throughput_over_time(out: &mut String, s: &SuiteResult, v: &TestView, caption
         x_ticks: None,
         y_scale: Scale::Linear,
         series,
-        bands: warmup_bands(v),
+        bands: vec![],
         x_from_zero: true,
     };
     figure(
@@ -202,7 +188,7 @@ fn percentiles_over_time(out: &mut String, s: &SuiteResult, v: &TestView, captio
         x_ticks: None,
         y_scale: wide_range_scale(&series),
         series,
-        bands: warmup_bands(v),
+        bands: vec![],
         x_from_zero: true,
     };
     figure(
@@ -363,7 +349,7 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
                 r.phase
                     .error
                     .iter()
-                    .map(|e| format!("{}: {e}", access::phase_status(r.phase))),
+                    .map(|e| format!("{}: {e}", r.phase.status)),
             )
             .chain(fit)
             .chain(r.phase.notes.iter().cloned())

@@ -1,7 +1,8 @@
-//! The suite's result model (`results.json`): a whole run — every target, every phase — typed:
-//! statuses and kinds are enums, the disk is the discovery record, each phase names the step it
-//! ran ([`Phase`]) and holds the engine's result document. Renderers (`summary`, `csv`, `html`)
-//! take this model; nothing parses its JSON back except readers of older bundles.
+//! The suite's result document (`results.json`): a whole run — every target
+//! ([`TargetResult`]), every phase ([`PhaseResult`]) — typed: statuses and kinds are enums
+//! (`status.rs`), the disk is the discovery record, each phase names the step it ran
+//! (`phase.rs`) and holds the engine's result document (`bench.rs`). Reading it back (with the
+//! upgrade of older schemas) is here; renderers (`report`) take the typed document.
 //!
 //! Schema 3 (this version): each target's filesystem (statfs: `tmpfs` is RAM) and how a reused
 //! scratch disk was recognised; each OLTP/TPC-C phase's data set against the buffer pool (its
@@ -10,76 +11,14 @@
 //! its name, description and TOML text, each test's options tagged by engine. Schema 1 and 2
 //! bundles are upgraded when read.
 
-pub use super::phase::{Phase, Regime, When};
-use super::{BenchResult, HostInfo, ToolInfo};
-use crate::disk::Disk;
-use crate::sys::state::{StateSample, SystemState};
+use super::bench::{self, TestOptions, ToolInfo};
+use super::status::{PhaseStatus, RunStatus};
+use super::target::{DataSetFit, PhaseResult, TargetResult};
+use crate::sys::HostInfo;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// Version of the suite document layout.
 pub const SUITE_SCHEMA_VERSION: u32 = 3;
-
-/// How a run stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// In progress (or cut off by a power loss / crash before it could say otherwise).
-    Running,
-    /// Every phase ran (some may have failed: see the phases).
-    Complete,
-    /// Stopped on request (signal, abort button); partial results kept.
-    Aborted,
-    /// Found still `running` after a restart: power loss or crash.
-    Interrupted,
-    /// Nothing was benchmarked: every disk seen was left out (the bundle says why, per disk).
-    NoTargets,
-}
-
-/// How a phase ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PhaseStatus {
-    Ok,
-    Failed,
-    /// Not run because something it depends on failed; `error` says what.
-    Skipped,
-    /// Cut short or not started because the run was stopped.
-    Aborted,
-    /// Started and not finished yet (what a bundle says while the phase runs).
-    Running,
-    /// In progress when the machine lost power or crashed.
-    Interrupted,
-}
-
-/// What a target is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetKind {
-    /// A disk spindle prepared (erased, or an existing filesystem).
-    Disk,
-    /// A directory the user named (no disk preparation).
-    Directory,
-}
-
-macro_rules! words {
-    ($t:ty { $($v:ident => $w:literal),* $(,)? }) => {
-        impl $t {
-            /// The word used in files and tables.
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$v => $w),* }
-            }
-        }
-        impl std::fmt::Display for $t {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-words!(RunStatus { Running => "running", Complete => "complete", Aborted => "aborted", Interrupted => "interrupted", NoTargets => "no_targets" });
-words!(PhaseStatus { Ok => "ok", Failed => "failed", Skipped => "skipped", Aborted => "aborted", Running => "running", Interrupted => "interrupted" });
-words!(TargetKind { Disk => "disk", Directory => "directory" });
 
 /// The profile a run used, as written.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -124,205 +63,6 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// The private database server a target's OLTP/TPC-C phases ran on.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerInfo {
-    /// `MariaDB`, `MySQL` or `Percona Server`.
-    pub flavor: String,
-    pub version: String,
-    /// The my.cnf settings that matter for the numbers (buffer pool, log size, flush policy …).
-    pub settings: std::collections::BTreeMap<String, String>,
-}
-
-/// SMART around a target's phases.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SmartRecord {
-    pub before: crate::disk::smart::SmartReading,
-    pub after: Option<crate::disk::smart::SmartReading>,
-    /// What the run wrote and wore, or why that is unknown.
-    pub change: Option<crate::disk::smart::SmartChange>,
-}
-
-/// The filesystem a target's work directory is on, read with statfs(2) when the run starts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FilesystemRecord {
-    /// `ext4`, `xfs`, `tmpfs`, … (the mount table's name, else statfs's magic number named),
-    /// or the magic number in hex for a type spindle does not know.
-    pub fs_type: String,
-    /// What it is mounted from (`/dev/sda1`, `tmpfs`), when the mount table says.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// The data lives in memory (tmpfs, ramfs, a zram or RAM block device): every figure
-    /// measured there is a memory speed, not a disk's.
-    pub in_ram: bool,
-}
-
-impl FilesystemRecord {
-    /// `tmpfs (in RAM)`, `ext4 on /dev/vda1`.
-    pub fn describe(&self) -> String {
-        let on = match self.source.as_deref() {
-            Some(src) if src.starts_with('/') => format!(" on {src}"),
-            _ => String::new(),
-        };
-        let ram = if self.in_ram {
-            " (in RAM, not a disk)"
-        } else {
-            ""
-        };
-        format!("{}{on}{ram}", self.fs_type)
-    }
-}
-
-/// An OLTP or TPC-C run's data set against the server's InnoDB buffer pool: which regime the
-/// result is in.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DataSetFit {
-    /// The benchmark tables, bytes: their files (`.ibd`) just before the run when `measured`,
-    /// else estimated from the row counts.
-    pub data_bytes: u64,
-    pub measured: bool,
-    /// `innodb_buffer_pool_size` the server ran with.
-    pub buffer_pool_bytes: u64,
-}
-
-impl DataSetFit {
-    /// CPU-bound when the data set fits in the buffer pool, else I/O-bound.
-    pub fn regime(&self) -> Regime {
-        if self.data_bytes <= self.buffer_pool_bytes {
-            Regime::CpuBound
-        } else {
-            Regime::IoBound
-        }
-    }
-
-    /// `data set 1.9 GiB (measured) = 7.6× the 256.0 MiB buffer pool: I/O-bound`.
-    pub fn describe(&self) -> String {
-        use crate::units::human_size;
-        format!(
-            "data set {} ({}) = {:.2}× the {} buffer pool: {}",
-            human_size(self.data_bytes),
-            if self.measured {
-                "its table files"
-            } else {
-                "estimated from the rows"
-            },
-            self.data_bytes as f64 / self.buffer_pool_bytes.max(1) as f64,
-            human_size(self.buffer_pool_bytes),
-            self.regime().words()
-        )
-    }
-}
-
-/// One target (a disk or a directory).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TargetResult {
-    /// Short name used in tables and file names (`sda`, `dir1`).
-    pub name: String,
-    /// Where the work happened (mount point or directory).
-    pub path: String,
-    pub kind: TargetKind,
-    /// One line describing the target (model, size, link speed, driver) for tables.
-    pub description: String,
-    /// The disk's discovery record, when a disk.
-    pub disk: Option<Disk>,
-    /// How the disk was prepared (erased / existing filesystem), and the exact commands.
-    pub preparation: Vec<String>,
-    /// For a disk spindle erased again because it held only what an earlier run left: how it
-    /// was recognised as spindle's scratch disk.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reused: Option<String>,
-    /// The filesystem the work happened on (absent in bundles before schema 3).
-    #[serde(default)]
-    pub filesystem: Option<FilesystemRecord>,
-    #[serde(default)]
-    pub server: Option<ServerInfo>,
-    pub state_before: Option<SystemState>,
-    pub state_after: Option<SystemState>,
-    /// The disk's SMART before and after its phases (disks only), and what the run cost it.
-    #[serde(default)]
-    pub smart: Option<SmartRecord>,
-    /// UAS aborts, USB resets and disconnects the kernel logged while the target ran.
-    #[serde(default)]
-    pub usb_trouble: Option<crate::disk::kernel_log::UsbTroubleCount>,
-    /// Temperature/throttling samples during the run.
-    pub samples: Vec<StateSample>,
-    pub phases: Vec<PhaseResult>,
-}
-
-/// What happened in one phase.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PhaseResult {
-    /// The phase's name (`fileio-rndrw-t8`), also its text file's stem.
-    pub name: String,
-    /// The step it ran (absent in schema 1 bundles).
-    #[serde(default)]
-    pub phase: Option<Phase>,
-    pub status: PhaseStatus,
-    /// Start, seconds since the target's first phase (the clock of `TargetResult::samples`).
-    /// Absent in documents written before it was recorded.
-    #[serde(default)]
-    pub start_s: Option<f64>,
-    pub seconds: f64,
-    pub error: Option<String>,
-    /// Facts a reader may want about how the phase ran, one sentence each.
-    #[serde(default)]
-    pub notes: Vec<String>,
-    /// Whether the page cache was dropped right before the run: `Some(false)` when it could
-    /// not be (needs root); absent when the phase does not drop it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub caches_dropped: Option<bool>,
-    /// OLTP and TPC-C runs: the data set against the buffer pool (the regime).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_set: Option<DataSetFit>,
-    /// The benchmark result (also partial ones when the phase failed mid-run).
-    pub result: Option<BenchResult>,
-    /// `tpcc-check`: every consistency condition per warehouse.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpcc_check: Option<crate::tpcc::CheckReport>,
-}
-
-impl PhaseResult {
-    /// A phase named `name` with `status`, nothing measured or noted yet.
-    pub fn new(name: impl Into<String>, phase: Option<Phase>, status: PhaseStatus) -> Self {
-        PhaseResult {
-            name: name.into(),
-            phase,
-            status,
-            start_s: None,
-            seconds: 0.0,
-            error: None,
-            notes: vec![],
-            caches_dropped: None,
-            data_set: None,
-            result: None,
-            tpcc_check: None,
-        }
-    }
-}
-
-impl TargetResult {
-    /// A target with no phase, no facts and no samples yet.
-    pub fn new(name: &str, path: &str, kind: TargetKind, description: &str) -> Self {
-        TargetResult {
-            name: name.into(),
-            path: path.into(),
-            kind,
-            description: description.into(),
-            disk: None,
-            preparation: vec![],
-            reused: None,
-            filesystem: None,
-            server: None,
-            state_before: None,
-            state_after: None,
-            smart: None,
-            usb_trouble: None,
-            samples: vec![],
-            phases: vec![],
-        }
-    }
-}
-
 impl SuiteResult {
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).expect("suite result serialises")
@@ -364,7 +104,7 @@ impl SuiteResult {
     /// the rows and the recorded buffer pool, as those notes were).
     fn upgrade_v2(&mut self) {
         for t in &mut self.targets {
-            let pool = super::access::buffer_pool_bytes(t);
+            let pool = t.buffer_pool_bytes();
             for p in &mut t.phases {
                 p.notes.retain(|n| match n.as_str() {
                     "page cache dropped before the run" => {
@@ -423,13 +163,11 @@ impl SuiteResult {
 }
 
 /// The data set of an OLTP or TPC-C run estimated from its options (rows or warehouses).
-pub fn estimated_data_bytes(options: &super::TestOptions) -> Option<u64> {
+pub fn estimated_data_bytes(options: &TestOptions) -> Option<u64> {
     match options {
-        super::TestOptions::Oltp(c) => {
-            Some(crate::oltp::estimated_data_bytes(c.tables, c.table_size))
-        }
-        super::TestOptions::Tpcc(c) => Some(crate::tpcc::estimated_data_bytes(c.warehouses)),
-        super::TestOptions::Fileio(_) => None,
+        TestOptions::Oltp(c) => Some(crate::oltp::estimated_data_bytes(c.tables, c.table_size)),
+        TestOptions::Tpcc(c) => Some(crate::tpcc::estimated_data_bytes(c.warehouses)),
+        TestOptions::Fileio(_) => None,
     }
 }
 
@@ -462,9 +200,9 @@ fn upgrade_results(v: &mut serde_json::Value) {
         {
             if let Some(r) = p.get_mut("result").filter(|r| !r.is_null()) {
                 if r.get("schema_version").and_then(|n| n.as_u64()) < Some(2) {
-                    super::model::upgrade_v1(r);
+                    bench::upgrade_v1(r);
                 }
-                super::model::move_diagnostics(r);
+                bench::move_diagnostics(r);
             }
         }
     }
@@ -487,31 +225,15 @@ pub fn run_id(host: &str, unix_secs: u64) -> String {
     format!("{}-{host}", crate::sys::clock::compact_stamp(unix_secs))
 }
 
-/// Writes results.json, results.csv, summary.txt and report.html into `dir`, each atomically.
-pub fn write_bundle(dir: &Path, s: &SuiteResult) -> anyhow::Result<()> {
-    use crate::sys::fs::write_atomic;
-    write_atomic(&dir.join("results.json"), s.to_json_pretty().as_bytes())?;
-    write_atomic(
-        &dir.join("results.csv"),
-        super::csv::render_csv(s).as_bytes(),
-    )?;
-    write_atomic(
-        &dir.join("summary.txt"),
-        super::summary::render_summary(s).as_bytes(),
-    )?;
-    write_atomic(
-        &dir.join("report.html"),
-        super::html::render_html(s).as_bytes(),
-    )?;
-    Ok(())
-}
-
 /// Builders for tests across the crate.
 #[cfg(test)]
 pub mod tests_support {
     use super::*;
-    use crate::report::tests_support::sample_fileio_result;
-    use crate::report::Counters;
+    use crate::engine::Counters;
+    use crate::model::bench::tests_support::sample_fileio_result;
+    use crate::model::bench::BenchResult;
+    use crate::model::phase::Phase;
+    use crate::model::status::TargetKind;
 
     /// Two disks, one fileio test, the first 10× the second; one skipped disk.
     pub fn two_disk_suite() -> SuiteResult {
@@ -572,12 +294,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bundle_round_trips() {
-        let d = tempfile::tempdir().unwrap();
+    fn documents_round_trip() {
         let s = tests_support::two_disk_suite();
-        write_bundle(d.path(), &s).unwrap();
-        let text = std::fs::read_to_string(d.path().join("results.json")).unwrap();
-        assert_eq!(SuiteResult::from_json(&text, "results.json").unwrap(), s);
+        assert_eq!(
+            SuiteResult::from_json(&s.to_json_pretty(), "results.json").unwrap(),
+            s
+        );
     }
 
     #[test]
