@@ -162,6 +162,16 @@ pub struct OltpArgs {
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
+    /// How the run's connections wait for replies: uring (a thread's only connection is read
+    /// through io_uring: one send and one receive per statement) or reactor (tokio's epoll), for
+    /// A/B measurements.
+    #[arg(
+        long,
+        hide = true,
+        default_value = "uring",
+        value_name = "uring|reactor"
+    )]
+    pub client_io: String,
     /// OS threads driving the connections (0 = one per connection).
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,
