@@ -45,34 +45,10 @@ if [ ! -x "$SPINDLE" ]; then
   (cd "$ROOT" && cargo build --release)
 fi
 
-WORK=$(mktemp -d /tmp/spindle-bench.XXXXXX)
-chmod 755 "$WORK"
-DATADIR=$WORK/mysql
+. "$ROOT/benches/lib/oltp-server.sh"
+bench_work spindle-bench
 RAW=$WORK/raw.tsv
 : >"$RAW"
-
-stop_server() {
-  "$SPINDLE" mysqld stop --datadir "$DATADIR" >/dev/null 2>&1 || true
-  if [ -z "${KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi
-}
-trap stop_server EXIT
-
-start_server() {
-  "$SPINDLE" mysqld init --datadir "$DATADIR" --buffer-pool-size "$BUFFER_POOL" >/dev/null
-  "$SPINDLE" mysqld start --datadir "$DATADIR" >/dev/null
-  CREDS=$(ls "$DATADIR".spindle/credentials.json)
-  SOCKET=$("$SPINDLE" mysqld status --datadir "$DATADIR" --format json |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["socket"])')
-  USER_=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("user","sbtest"))' "$CREDS")
-  PASS=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["password"])' "$CREDS")
-  DB=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("database","sbtest"))' "$CREDS")
-}
-
-# Common sysbench-style options; both tools take the same ones.
-opts() {
-  echo "--mysql-socket=$SOCKET --mysql-user=$USER_ --mysql-password=$PASS --mysql-db=$DB" \
-    "--tables=$TABLES --table-size=$TABLE_SIZE"
-}
 
 # measure TOOL KIND WORKLOAD THREADS -- command...: runs it under /usr/bin/time -v and appends
 # tool kind workload threads wall_s user_s sys_s rss_kb tps queries to $RAW.
