@@ -148,6 +148,36 @@ async fn exchanges(conn: &mut Conn) {
         .await
         .unwrap();
     assert_eq!(c.as_deref(), Some("B".repeat(120).as_str()));
+    // A command without a reply (COM_STMT_CLOSE) is held back and goes out with the next one.
+    let before = stmt_closes(conn).await;
+    let two = conn.prep("SELECT 2").await.unwrap();
+    conn.close(two).await.unwrap();
+    assert_eq!(
+        stmt_closes(conn).await,
+        before + 1,
+        "COM_STMT_CLOSE reached the server"
+    );
+}
+
+async fn stmt_closes(conn: &mut Conn) -> u64 {
+    let (_, n): (String, u64) = conn
+        .query_first("SHOW SESSION STATUS LIKE 'Com_stmt_close'")
+        .await
+        .unwrap()
+        .unwrap();
+    n
+}
+
+/// Connections the server counts as ended without COM_QUIT.
+async fn aborted_clients(srv: &TestServer) -> u64 {
+    let mut side = Conn::new(srv.opts()).await.unwrap();
+    let (_, n): (String, u64) = side
+        .query_first("SHOW GLOBAL STATUS LIKE 'Aborted_clients'")
+        .await
+        .unwrap()
+        .unwrap();
+    side.disconnect().await.unwrap();
+    n
 }
 
 #[tokio::test]
@@ -161,15 +191,34 @@ async fn the_protocol_stays_in_step_through_io_uring_over_socket_and_tcp() {
         .pass(Some(srv.client.password.clone()))
         .db_name(Some(srv.client.database.clone()))
         .into();
-    for (what, opts) in [("unix socket", srv.opts()), ("TCP", tcp)] {
-        let mut conn = Conn::new(opts).await.unwrap();
-        let moved = read_through_io_uring(&mut conn, Duration::from_secs(30))
+    let endpoints = [("unix socket", srv.opts()), ("TCP", tcp)];
+    for ((what, opts), link) in endpoints.iter().flat_map(|e| [(e, true), (e, false)]) {
+        let what = format!("{what}, requests linked: {link}");
+        let mut conn = Conn::new(opts.clone()).await.unwrap();
+        let moved = read_through_io_uring(&mut conn, Duration::from_secs(30), link)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert!(moved, "{what}: a plain socket must move to io_uring");
+        assert!(
+            moved.is_some(),
+            "{what}: a plain socket must move to io_uring"
+        );
+        assert!(
+            !link || moved == Some(true),
+            "{what}: this kernel links (5.17+)"
+        );
         // A second call finds nothing to move.
-        assert!(!read_through_io_uring(&mut conn, Duration::from_secs(30)).unwrap());
+        let again = read_through_io_uring(&mut conn, Duration::from_secs(30), link).unwrap();
+        assert_eq!(again, None);
         exchanges(&mut conn).await;
+        // COM_QUIT has no reply either: it must still reach the server before the socket
+        // closes.
+        let aborted = aborted_clients(&srv).await;
         conn.disconnect().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            aborted_clients(&srv).await,
+            aborted,
+            "{what}: quit without COM_QUIT"
+        );
     }
 }
 
@@ -177,7 +226,7 @@ async fn the_protocol_stays_in_step_through_io_uring_over_socket_and_tcp() {
 async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeout() {
     let srv = TestServer::start().await;
     let mut conn = Conn::new(srv.opts()).await.unwrap();
-    read_through_io_uring(&mut conn, Duration::from_millis(1500)).unwrap();
+    read_through_io_uring(&mut conn, Duration::from_millis(1500), true).unwrap();
     let one: Option<u8> = conn.query_first("SELECT 1").await.unwrap();
     assert_eq!(one, Some(1));
     // A reply that takes longer than the timeout is cut off too: the timeout is per reply.
@@ -208,7 +257,7 @@ async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeo
     assert!(again.to_string().contains("closed"), "{again}");
     // A slow statement inside the timeout is not cut off.
     let mut conn = Conn::new(srv.opts()).await.unwrap();
-    read_through_io_uring(&mut conn, Duration::from_secs(5)).unwrap();
+    read_through_io_uring(&mut conn, Duration::from_secs(5), true).unwrap();
     conn.query_drop("SELECT SLEEP(2)").await.unwrap();
     conn.disconnect().await.unwrap();
 }

@@ -104,9 +104,9 @@ pub struct TpccArgs {
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
-    /// How the run's connections wait for replies: uring (a thread's only connection is read
-    /// through io_uring: one send and one receive per statement) or reactor (tokio's epoll), for
-    /// A/B measurements.
+    /// How the run's connections wait for replies, for A/B measurements: uring (a thread's
+    /// only connection is read through io_uring, the request sent in the same system call),
+    /// uring-send (the request by its own send) or reactor (tokio's epoll).
     #[arg(
         long,
         hide = true,

@@ -162,7 +162,10 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
         client_io: crate::db::ClientIo::parse(&args.client_io).ok_or_else(|| {
-            anyhow::anyhow!("--client-io {}: use uring or reactor", args.client_io)
+            anyhow::anyhow!(
+                "--client-io {}: use uring, uring-send or reactor",
+                args.client_io
+            )
         })?,
     };
     cfg.validate()?;

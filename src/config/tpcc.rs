@@ -176,7 +176,10 @@ pub fn config_from_args(
         skip_write_wakeups: !args.keep_write_wakeups,
         statements,
         client_io: crate::db::ClientIo::parse(&args.client_io).ok_or_else(|| {
-            anyhow::anyhow!("--client-io {}: use uring or reactor", args.client_io)
+            anyhow::anyhow!(
+                "--client-io {}: use uring, uring-send or reactor",
+                args.client_io
+            )
         })?,
     };
     if warehouses > u32::MAX as u64 {

@@ -38,10 +38,13 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientIo {
-    /// A client thread with one connection reads it through io_uring (one send and one
-    /// receive per statement); threads with several connections use the reactor.
+    /// A client thread with one connection reads it through io_uring, the request sent in
+    /// the same system call (one `io_uring_enter` per statement); threads with several
+    /// connections use the reactor.
     #[default]
     Uring,
+    /// The same with the request sent by its own `send(2)` (two system calls per statement).
+    UringSend,
     /// tokio's reactor for every connection (epoll_wait + recv per reply).
     Reactor,
 }
@@ -55,6 +58,7 @@ impl ClientIo {
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "uring" | "io_uring" => Some(ClientIo::Uring),
+            "uring-send" => Some(ClientIo::UringSend),
             "reactor" => Some(ClientIo::Reactor),
             _ => None,
         }
@@ -64,8 +68,10 @@ impl ClientIo {
 /// How a run's connections waited for replies, for the result's notes.
 #[derive(Debug, Default)]
 pub struct IoStats {
-    /// Connections read through io_uring.
+    /// Connections read through io_uring, and those of them whose requests went out linked to
+    /// the receive.
     uring: AtomicU64,
+    linked: AtomicU64,
     /// Sockets whose writable wake-ups were dropped.
     tuned: AtomicU64,
     /// Why a connection meant for io_uring used the reactor (the first reason seen).
@@ -76,10 +82,16 @@ impl IoStats {
     /// One line per way of waiting that the run used.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
-        let uring = self.uring.load(Relaxed);
+        let (uring, linked) = (self.uring.load(Relaxed), self.linked.load(Relaxed));
         if uring > 0 {
             notes.push(format!(
-                "replies received through io_uring on {uring} connections (one send and one receive system call per statement)"
+                "replies received through io_uring on {uring} connections ({})",
+                match linked {
+                    0 => "one send and one io_uring_enter per statement".to_string(),
+                    n if n == uring =>
+                        "one io_uring_enter per statement, the request sent in it".into(),
+                    n => format!("on {n} of them the request sent in the same io_uring_enter"),
+                }
             ));
         }
         if let Some(why) = self
@@ -111,8 +123,9 @@ impl IoStats {
 /// uses it.
 #[derive(Clone, Debug)]
 pub(crate) struct ThreadIo {
-    /// Read through io_uring with this read timeout (the thread drives one connection).
-    uring: Option<Duration>,
+    /// Read through io_uring with this read timeout (the thread drives one connection), and
+    /// whether requests go out linked to the receive.
+    uring: Option<(Duration, bool)>,
     /// The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
     polls: Vec<i32>,
 }
@@ -120,13 +133,14 @@ pub(crate) struct ThreadIo {
 impl ThreadIo {
     /// Applies the thread's way of waiting to `conn` (connected and prepared) and counts it.
     pub(crate) fn apply(&self, conn: &mut mysql_async::Conn, stats: &IoStats) {
-        if let Some(timeout) = self.uring {
-            match read_through_io_uring(conn, timeout) {
-                Ok(true) => {
+        if let Some((timeout, link)) = self.uring {
+            match read_through_io_uring(conn, timeout, link) {
+                Ok(Some(linked)) => {
                     stats.uring.fetch_add(1, Relaxed);
+                    stats.linked.fetch_add(u64::from(linked), Relaxed);
                     return;
                 }
-                Ok(false) => stats.fell_back("the connection is not a plain socket".into()),
+                Ok(None) => stats.fell_back("the connection is not a plain socket".into()),
                 Err(e) => stats.fell_back(e.to_string()),
             }
         }
@@ -136,20 +150,26 @@ impl ThreadIo {
 }
 
 /// From now on `conn`'s replies are received through io_uring ([`super::uring`]), each within
-/// `timeout`. Call it on the thread that will use the connection, when the connection is that
-/// thread's only work. `Ok(false)`: not a plain TCP or unix socket (TLS), nothing changed. On
-/// `Err` either io_uring is unavailable (nothing changed) or tokio could not release the socket
-/// (the connection is closed: its next statement fails as a lost connection).
+/// `timeout`, and (`link`) each request goes out in the same system call. Call it on the thread
+/// that will use the connection, when the connection is that thread's only work.
+/// `Ok(Some(linked))`: moved, requests linked to the receives or not (the kernel cannot before
+/// 5.17). `Ok(None)`: not a plain TCP or unix socket (TLS), nothing changed. On `Err` either
+/// io_uring is unavailable (nothing changed) or tokio could not release the socket (the
+/// connection is closed: its next statement fails as a lost connection).
 pub fn read_through_io_uring(
     conn: &mut mysql_async::Conn,
     timeout: Duration,
-) -> std::io::Result<bool> {
+    link: bool,
+) -> std::io::Result<Option<bool>> {
     let ring = super::uring::Ring::new()
         .map_err(|e| std::io::Error::new(e.kind(), format!("io_uring_setup failed ({e})")))?;
-    conn.set_blocking_io(|fd| Box::new(ring.attach(fd, timeout)))
+    let linked = link && ring.can_link();
+    let moved = conn
+        .set_blocking_io(|fd| Box::new(ring.attach(fd, timeout, linked)))
         .map_err(|e| {
             std::io::Error::new(e.kind(), format!("tokio did not release the socket ({e})"))
-        })
+        })?;
+    Ok(moved.then_some(linked))
 }
 
 /// Serialises runtime creation so the new eventpoll fds can be told apart.
@@ -201,8 +221,8 @@ pub(crate) fn client_runtime(
         Ok((rt, polls)) => Some((
             rt,
             ThreadIo {
-                uring: (io == ClientIo::Uring && connections == 1)
-                    .then(|| connection.read_timeout()),
+                uring: (io != ClientIo::Reactor && connections == 1)
+                    .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
                 polls: if skip_write_wakeups {
                     polls
                 } else {

@@ -16,15 +16,21 @@
 //! a server that went away. The socket stays non-blocking; a send that meets a full buffer
 //! waits for room through the ring, with the same timeout.
 
-use io_uring::{opcode, types, IoUring};
+use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-/// user_data of the one request in flight, and of its cancellation.
+/// user_data of the receive (or poll) a call waits for, of a send linked before it, and of
+/// cancellations.
 const REQUEST: u64 = 1;
-const CANCEL: u64 = 2;
+const SEND: u64 = 2;
+const CANCEL: u64 = 3;
+
+/// Requests written by mysql_async up to this size wait for the next receive and go out in
+/// its `io_uring_enter`; larger ones are sent at once.
+const HOLD_MAX: usize = 64 * 1024;
 
 /// A connection's socket, read through its own ring. Used from one thread.
 pub struct UringSocket {
@@ -33,6 +39,13 @@ pub struct UringSocket {
     timeout: Duration,
     /// Set when a request may still be in the kernel's hands or the ring failed: no more I/O.
     broken: bool,
+    /// Hold written bytes back and send them linked to the next receive (the kernel skips the
+    /// completion of a send that worked: IORING_FEAT_CQE_SKIP, Linux 5.17).
+    link: bool,
+    /// Written and not sent yet.
+    held: Vec<u8>,
+    /// The result of a linked send that failed (its completion), while a call runs.
+    send_failed: Option<i32>,
 }
 
 impl std::fmt::Debug for UringSocket {
@@ -81,13 +94,24 @@ impl Ring {
         Err(last)
     }
 
-    /// The socket `fd` (non-blocking, out of any reactor) read through this ring.
-    pub fn attach(self, fd: OwnedFd, timeout: Duration) -> UringSocket {
+    /// Whether requests can go out linked to the receive: the kernel skips the completion of
+    /// a send that worked (IORING_FEAT_CQE_SKIP, Linux 5.17).
+    pub fn can_link(&self) -> bool {
+        self.0.params().is_feature_skip_cqe_on_success()
+    }
+
+    /// The socket `fd` (non-blocking, out of any reactor) read through this ring, each reply
+    /// within `timeout`; `link` (only where [`Ring::can_link`]): requests go out with the next
+    /// receive.
+    pub fn attach(self, fd: OwnedFd, timeout: Duration, link: bool) -> UringSocket {
         UringSocket {
             fd,
             ring: self.0,
             timeout,
             broken: false,
+            link,
+            held: Vec::new(),
+            send_failed: None,
         }
     }
 }
@@ -97,27 +121,31 @@ fn last_errno() -> i32 {
 }
 
 impl UringSocket {
-    /// Submits `entry` (user_data [`REQUEST`]) and waits for its completion: its result, or
-    /// `TimedOut` when none came within the timeout (the request is then cancelled and its
-    /// completion awaited, so no buffer it names is written after this returns).
-    fn run(&mut self, entry: io_uring::squeue::Entry) -> io::Result<i32> {
+    /// Submits `entries` (the last one waited for, user_data [`REQUEST`]; a send linked before
+    /// it has user_data [`SEND`]) and waits for the last one's completion: its result, or
+    /// `TimedOut` when none came within the timeout (the requests are then cancelled and the
+    /// last one's completion awaited, so no buffer they name is used after this returns).
+    fn run(&mut self, entries: &[squeue::Entry]) -> io::Result<i32> {
         if self.broken {
             return Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 "the connection's io_uring failed earlier",
             ));
         }
+        self.send_failed = None;
         // SAFETY: the ring is empty between calls (every request is reaped before `run`
-        // returns) and the buffers `entry` names outlive the request (see above).
-        if unsafe { self.ring.submission().push(&entry.user_data(REQUEST)) }.is_err() {
+        // returns) and the buffers the entries name outlive the requests (see above).
+        if unsafe { self.ring.submission().push_multiple(entries) }.is_err() {
             return Err(io::Error::other("io_uring submission queue full"));
         }
-        let deadline = Instant::now() + self.timeout;
+        // The clock is read only when a signal ends a wait early: the rest of the timeout then
+        // counts from the signal.
+        let mut deadline: Option<Instant> = None;
+        let mut left = self.timeout;
         loop {
             if let Some(res) = self.reap() {
                 return Ok(res);
             }
-            let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return self.cancel();
             }
@@ -125,9 +153,14 @@ impl UringSocket {
             let args = types::SubmitArgs::new().timespec(&ts);
             match self.ring.submitter().submit_with_args(1, &args) {
                 Ok(_) => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => left = Duration::ZERO,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                    let now = Instant::now();
+                    let end = *deadline.get_or_insert(now + left);
+                    left = end.saturating_duration_since(now);
+                }
                 Err(e) => {
-                    // Submitted already (the queue is empty): it must not outlive this call.
+                    // Submitted already (the queue is empty): they must not outlive this call.
                     if self.ring.submission().is_empty() {
                         let _ = self.cancel();
                     }
@@ -138,23 +171,30 @@ impl UringSocket {
         }
     }
 
-    /// The result of the completed request, if it has completed.
+    /// The result of the awaited request, if it has completed (and a failed linked send's).
     fn reap(&mut self) -> Option<i32> {
         let mut res = None;
         for cqe in self.ring.completion() {
-            if cqe.user_data() == REQUEST {
-                res = Some(cqe.result());
+            match cqe.user_data() {
+                REQUEST => res = Some(cqe.result()),
+                SEND => self.send_failed = Some(cqe.result()),
+                _ => {}
             }
         }
         res
     }
 
-    /// Cancels the request in flight and waits until the kernel has let go of it; `TimedOut`
-    /// (or its result, if it completed meanwhile).
+    /// Cancels the requests in flight and waits until the kernel has let go of them; `TimedOut`
+    /// (or the awaited result, if it completed meanwhile).
     fn cancel(&mut self) -> io::Result<i32> {
-        let c = opcode::AsyncCancel::new(REQUEST).build().user_data(CANCEL);
-        // SAFETY: a cancellation names no buffer.
-        let mut ok = unsafe { self.ring.submission().push(&c) }.is_ok();
+        let cancel = |of| opcode::AsyncCancel::new(of).build().user_data(CANCEL);
+        // SAFETY: cancellations name no buffer.
+        let mut ok = unsafe {
+            self.ring
+                .submission()
+                .push_multiple(&[cancel(SEND), cancel(REQUEST)])
+        }
+        .is_ok();
         while ok {
             if let Some(res) = self.reap() {
                 if res != -libc::ECANCELED {
@@ -167,7 +207,7 @@ impl UringSocket {
                 Err(e) => e.raw_os_error() == Some(libc::EINTR),
             };
         }
-        // Not cancelled: the request may still be in flight, so this socket is done for.
+        // Not cancelled: a request may still be in flight, so this socket is done for.
         self.broken |= !ok;
         Err(io::Error::new(
             io::ErrorKind::TimedOut,
@@ -182,34 +222,16 @@ impl UringSocket {
     /// timeout.
     fn wait_for(&mut self, events: libc::c_short) -> io::Result<()> {
         let fd = types::Fd(self.fd.as_raw_fd());
-        let res = self.run(opcode::PollAdd::new(fd, events as u32).build())?;
-        if res < 0 {
-            return Err(io::Error::from_raw_os_error(-res));
-        }
-        Ok(())
-    }
-}
-
-// SAFETY: `read` returns `Ok(n)` only for a completed receive of `n <= buf.len()` bytes into
-// `buf`, and no receive into `buf` is in flight when it returns (`run`).
-unsafe impl mysql_async::BlockingIo for UringSocket {
-    fn read(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-        let fd = types::Fd(self.fd.as_raw_fd());
-        let len = buf.len().min(u32::MAX as usize) as u32;
-        let recv = opcode::Recv::new(fd, buf.as_mut_ptr().cast::<u8>(), len).build();
-        loop {
-            match self.run(recv.clone())? {
-                n if n >= 0 => return Ok(n as usize),
-                e if e == -libc::EINTR => continue,
-                // Only if this kernel's io_uring took the socket's O_NONBLOCK as "do not wait".
-                e if e == -libc::EAGAIN => self.wait_for(libc::POLLIN)?,
-                e => return Err(io::Error::from_raw_os_error(-e)),
-            }
+        let poll = opcode::PollAdd::new(fd, events as u32).build();
+        match self.run(&[poll.user_data(REQUEST)])? {
+            res if res < 0 => Err(io::Error::from_raw_os_error(-res)),
+            _ => Ok(()),
         }
     }
 
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
+    /// The whole of `buf` with send(2), waiting for room when the socket buffer is full.
+    fn send_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
             // SAFETY: send(2) reads `buf.len()` bytes of `buf`.
             let n = unsafe {
                 libc::send(
@@ -220,21 +242,102 @@ unsafe impl mysql_async::BlockingIo for UringSocket {
                 )
             };
             if n >= 0 {
-                return Ok(n as usize);
+                buf = &buf[n as usize..];
+                continue;
             }
             match last_errno() {
-                libc::EINTR => continue,
+                libc::EINTR => {}
                 libc::EAGAIN => self.wait_for(libc::POLLOUT)?,
                 e => return Err(io::Error::from_raw_os_error(e)),
             }
         }
+        Ok(())
     }
 
+    /// Sends what was held back.
+    fn send_held(&mut self) -> io::Result<()> {
+        let held = std::mem::take(&mut self.held);
+        let sent = self.send_all(&held);
+        self.held = held;
+        self.held.clear();
+        sent
+    }
+
+    /// One receive into `buf`, with the held bytes sent before it in the same system call.
+    fn receive(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<i32> {
+        let fd = types::Fd(self.fd.as_raw_fd());
+        let len = buf.len().min(u32::MAX as usize) as u32;
+        let recv = opcode::Recv::new(fd, buf.as_mut_ptr().cast::<u8>(), len)
+            .build()
+            .user_data(REQUEST);
+        if self.held.is_empty() {
+            return self.run(&[recv]);
+        }
+        let send = opcode::Send::new(fd, self.held.as_ptr(), self.held.len() as u32)
+            .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+            .build()
+            .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
+            .user_data(SEND);
+        let res = self.run(&[send, recv]);
+        self.held.clear();
+        match (res, self.send_failed.take()) {
+            (Ok(_), Some(e)) if e < 0 => Err(io::Error::from_raw_os_error(-e)),
+            (Ok(_), Some(_)) => Err(io::Error::new(io::ErrorKind::WriteZero, "short send")),
+            (res, _) => res,
+        }
+    }
+}
+
+impl Drop for UringSocket {
+    fn drop(&mut self) {
+        // A command without a reply (COM_STMT_CLOSE, COM_QUIT) may still be held: best effort.
+        if !self.held.is_empty() && !self.broken {
+            // SAFETY: send(2) reads `held.len()` bytes of `held`.
+            unsafe {
+                libc::send(
+                    self.fd.as_raw_fd(),
+                    self.held.as_ptr().cast(),
+                    self.held.len(),
+                    libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+                )
+            };
+        }
+    }
+}
+
+// SAFETY: `read` returns `Ok(n)` only for a completed receive of `n <= buf.len()` bytes into
+// `buf`, and no receive into `buf` is in flight when it returns (`run`).
+unsafe impl mysql_async::BlockingIo for UringSocket {
+    fn read(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        loop {
+            match self.receive(buf)? {
+                n if n >= 0 => return Ok(n as usize),
+                e if e == -libc::EINTR => continue,
+                // Only if this kernel's io_uring took the socket's O_NONBLOCK as "do not wait".
+                e if e == -libc::EAGAIN => self.wait_for(libc::POLLIN)?,
+                e => return Err(io::Error::from_raw_os_error(-e)),
+            }
+        }
+    }
+
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.link && self.held.len() + buf.len() <= HOLD_MAX {
+            self.held.extend_from_slice(buf);
+            return Ok(buf.len());
+        }
+        self.send_held()?;
+        self.send_all(buf)?;
+        Ok(buf.len())
+    }
+
+    /// Held bytes stay held: the next `read` sends them (every command with a reply is
+    /// followed by one), `shutdown` or the drop otherwise.
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
 
     fn shutdown(&mut self) -> io::Result<()> {
+        self.send_held()?;
         // SAFETY: shutdown(2) on the socket this owns.
         if unsafe { libc::shutdown(self.fd.as_raw_fd(), libc::SHUT_WR) } == 0 {
             return Ok(());

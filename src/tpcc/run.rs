@@ -143,9 +143,9 @@ fn spawn_clients(shared: &Arc<Shared>, seed: u64, nu: NuConstants) -> anyhow::Re
     let cfg = &shared.cfg;
     let n = cfg.connections as usize;
     let threads = match (cfg.client_threads as usize, cfg.client_io) {
-        // One connection per thread: each is read through io_uring (see `db::sockets`).
-        (0, ClientIo::Uring) => n,
         (0, ClientIo::Reactor) => n.div_ceil(2),
+        // One connection per thread: each is read through io_uring (see `db::sockets`).
+        (0, _) => n,
         (t, _) => t.min(n),
     };
     let barrier = Arc::new(Barrier::new(threads + 1));
