@@ -4,8 +4,8 @@
 //! * **io_uring** (`ClientIo::Uring`, the default, for a client thread that drives one
 //!   connection): after connecting and preparing, the connection's socket leaves tokio's
 //!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
-//!   `Conn::set_blocking_io`): one `send` and one `io_uring_enter` per statement, as sysbench's
-//!   blocking client does one send and one receive. The thread sleeps in the kernel while its
+//!   `Conn::set_blocking_io`): one `io_uring_enter` per statement, the request sent in it
+//!   (sysbench's blocking client does one send and one receive). The thread sleeps in the kernel while its
 //!   one query is in flight; nothing else runs on it. A reply that does not come within the
 //!   connection's read timeout is a lost connection (2013).
 //! * **The reactor without write wake-ups** (threads with several connections, `ClientIo::Reactor`,

@@ -1,5 +1,10 @@
-//! The socket of a single-connection client thread during the measured loop: one `send(2)` and
-//! one `io_uring_enter(2)` per statement (submit the receive, sleep until it completes).
+//! The socket of a single-connection client thread during the measured loop: one
+//! `io_uring_enter(2)` per statement. What mysql_async writes is held back and submitted with
+//! the next receive as a linked send (IORING_FEAT_CQE_SKIP, Linux 5.17: a send that worked posts
+//! no completion), and the same call sleeps until the reply has been received. Bytes with no
+//! reply to wait for (COM_STMT_CLOSE, COM_QUIT) go out with the next receive, at `shutdown` or
+//! when the socket is dropped; requests over 64 KiB, kernels without the feature and
+//! `--client-io=uring-send` use one `send(2)` and one `io_uring_enter(2)` instead.
 //!
 //! Why not a blocking `recv(2)`: on a unix stream socket the kernel wakes a reader sleeping in
 //! `recv` each time the *peer* consumes data the reader sent (`unix_write_space` wakes every
