@@ -19,6 +19,13 @@
 #   KEEP=1                keep the work directory (server stopped anyway)
 #   AGAINST=path/to/spindle  A/B of two spindle builds: this binary takes sysbench's place (in the
 #                         prepare and every pair; the tables show it in the "sysbench" columns)
+#   SPINDLE_ARGS= AGAINST_ARGS=  extra run options for spindle and for AGAINST (e.g. AGAINST=the
+#                         same binary, AGAINST_ARGS=--client-io=reactor: an A/B of two modes)
+#
+# Other work on the machine: around every run the script reads /proc/stat and the server's CPU
+# time; "other CPU" is the CPU time neither the client nor the server used, as a share of the
+# machine (all CPUs) over the run. The summary shows its median and maximum per row and the
+# load average at the start and the end: timings mean little when other work took CPU.
 set -euo pipefail
 
 DURATION=${DURATION:-5}
@@ -45,47 +52,25 @@ if [ ! -x "$SPINDLE" ]; then
   (cd "$ROOT" && cargo build --release)
 fi
 
-WORK=$(mktemp -d /tmp/spindle-bench.XXXXXX)
-chmod 755 "$WORK"
-DATADIR=$WORK/mysql
+. "$ROOT/benches/lib/oltp-server.sh"
+bench_work spindle-bench
 RAW=$WORK/raw.tsv
 : >"$RAW"
-
-stop_server() {
-  "$SPINDLE" mysqld stop --datadir "$DATADIR" >/dev/null 2>&1 || true
-  if [ -z "${KEEP:-}" ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi
-}
-trap stop_server EXIT
-
-start_server() {
-  "$SPINDLE" mysqld init --datadir "$DATADIR" --buffer-pool-size "$BUFFER_POOL" >/dev/null
-  "$SPINDLE" mysqld start --datadir "$DATADIR" >/dev/null
-  CREDS=$(ls "$DATADIR".spindle/credentials.json)
-  SOCKET=$("$SPINDLE" mysqld status --datadir "$DATADIR" --format json |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["socket"])')
-  USER_=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("user","sbtest"))' "$CREDS")
-  PASS=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["password"])' "$CREDS")
-  DB=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("database","sbtest"))' "$CREDS")
-}
-
-# Common sysbench-style options; both tools take the same ones.
-opts() {
-  echo "--mysql-socket=$SOCKET --mysql-user=$USER_ --mysql-password=$PASS --mysql-db=$DB" \
-    "--tables=$TABLES --table-size=$TABLE_SIZE"
-}
 
 # measure TOOL KIND WORKLOAD THREADS -- command...: runs it under /usr/bin/time -v and appends
 # tool kind workload threads wall_s user_s sys_s rss_kb tps queries to $RAW.
 measure() {
   local tool=$1 kind=$2 workload=$3 threads=$4
   shift 5
-  local out=$WORK/out.txt tv=$WORK/time.txt start end
+  local out=$WORK/out.txt tv=$WORK/time.txt start end cpu0 cpu1
+  cpu0=$(cpu_snapshot)
   start=$(date +%s.%N)
   /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
   end=$(date +%s.%N)
-  python3 - "$tool" "$kind" "$workload" "$threads" "$start" "$end" "$out" "$tv" >>"$RAW" <<'EOF'
-import re, sys
-tool, kind, wl, th, start, end, out, tv = sys.argv[1:]
+  cpu1=$(cpu_snapshot)
+  python3 - "$tool" "$kind" "$workload" "$threads" "$start" "$end" "$out" "$tv" "$cpu0" "$cpu1" >>"$RAW" <<'EOF'
+import os, re, sys
+tool, kind, wl, th, start, end, out, tv, cpu0, cpu1 = sys.argv[1:]
 o = open(out).read(); t = open(tv).read()
 def f(pat, text, default="0"):
     m = re.search(pat, text)
@@ -95,7 +80,28 @@ sys_ = f(r"System time \(seconds\): ([\d.]+)", t)
 rss = f(r"Maximum resident set size \(kbytes\): (\d+)", t)
 tps = f(r"transactions:\s+\d+\s+\(([\d.]+) per sec", o)
 q = f(r"queries:\s+(\d+)\s+\(", o)
-print("\t".join([tool, kind, wl, th, "%.3f" % (float(end) - float(start)), user, sys_, rss, tps, q]))
+# Busy CPU of the machine and of the server (clock ticks) around the run, less the client's.
+(b0, s0), (b1, s1) = [map(int, c.split(",")) for c in (cpu0, cpu1)]
+hz = os.sysconf("SC_CLK_TCK")
+wall = float(end) - float(start)
+other = ((b1 - b0) - (s1 - s0)) / hz - float(user) - float(sys_)
+share = max(0.0, other) / (wall * os.cpu_count())
+print("\t".join([tool, kind, wl, th, "%.3f" % wall, user, sys_, rss, tps, q, "%.3f" % share]))
+EOF
+}
+
+# "busy,server" clock ticks: every CPU's busy time (/proc/stat) and the server's own CPU time.
+cpu_snapshot() {
+  python3 - "$(cat "$DATADIR".spindle/mysqld.pid 2>/dev/null || echo 0)" <<'EOF'
+import sys
+f = open("/proc/stat").readline().split()[1:]
+busy = sum(int(x) for i, x in enumerate(f[:8]) if i not in (3, 4))
+try:
+    st = open(f"/proc/{sys.argv[1]}/stat").read().rsplit(")", 1)[1].split()
+    server = int(st[11]) + int(st[12])
+except (OSError, IndexError, ValueError):
+    server = 0
+print(f"{busy},{server}")
 EOF
 }
 
@@ -128,31 +134,35 @@ run_one() {
   local tool=$1 wl=$2 th=$3
   if [ "$tool" = spindle ]; then
     measure spindle run "$wl" "$th" -- \
-      "$SPINDLE" oltp "$wl" $(opts) --threads="$th" $LIMIT run
+      "$SPINDLE" oltp "$wl" $(opts) --threads="$th" $LIMIT ${SPINDLE_ARGS:-} run
   elif [ -n "$AGAINST" ]; then
     measure sysbench run "$wl" "$th" -- \
-      "$AGAINST" oltp "$wl" $(opts) --threads="$th" $LIMIT run
+      "$AGAINST" oltp "$wl" $(opts) --threads="$th" $LIMIT ${AGAINST_ARGS:-} run
   else
     measure sysbench run "$wl" "$th" -- \
       sysbench "oltp_$wl" $(opts) --threads="$th" $LIMIT run
   fi
 }
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for th in $THREADS; do
   for wl in $WORKLOADS; do
     for r in $(seq "$ROUNDS"); do
       if [ $((r % 2)) = 1 ]; then order="spindle sysbench"; else order="sysbench spindle"; fi
       for tool in $order; do run_one "$tool" "$wl" "$th"; done
       echo "$wl t=$th round $r: spindle $(grep -P "^spindle\trun\t$wl\t$th\t" "$RAW" | tail -1 | cut -f9) tps," \
-        "sysbench $(grep -P "^sysbench\trun\t$wl\t$th\t" "$RAW" | tail -1 | cut -f9) tps" >&2
+        "sysbench $(grep -P "^sysbench\trun\t$wl\t$th\t" "$RAW" | tail -1 | cut -f9) tps;" \
+        "other CPU $(grep -P "\trun\t$wl\t$th\t" "$RAW" | tail -2 | cut -f11 | tr '\n' ' ')" >&2
     done
   done
 done
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 [ -n "${KEEP:-}" ] && cp "$RAW" "$WORK/raw-final.tsv"
 
 # --- summary.
-python3 - "$RAW" "$TABLES" "$TABLE_SIZE" "$PREPARE_THREADS" "${EVENTS:+$EVENTS events}" "$DURATION" "$ROUNDS" "$AGAINST" <<'EOF'
+python3 - "$RAW" "$TABLES" "$TABLE_SIZE" "$PREPARE_THREADS" "${EVENTS:+$EVENTS events}" "$DURATION" "$ROUNDS" "$AGAINST ${AGAINST_ARGS:-}" "${SPINDLE_ARGS:-}" "$LOAD_START" "$LOAD_END" <<'EOF'
 import sys, statistics as st
-raw, tables, size, pth, events, dur, rounds, against = sys.argv[1:]
+raw, tables, size, pth, events, dur, rounds, against, sargs, load0, load1 = sys.argv[1:]
+against = against.strip()
 run = events or f"{dur} s"
 rows = [l.rstrip("\n").split("\t") for l in open(raw) if l.strip()]
 def med(xs): return st.median(xs) if xs else float("nan")
@@ -160,11 +170,14 @@ if against:
     print(f"\nA/B of two spindle builds: the sysbench columns are {against}")
 print(f"\nspindle oltp vs sysbench 1.0.20, same server, unix socket; {run} runs, "
       f"{rounds} interleaved pairs; medians, and the median (min-max) of the pair-by-pair "
-      f"ratios spindle/sysbench; tables={tables} table-size={size}\n")
+      f"ratios spindle/sysbench; tables={tables} table-size={size}"
+      f"{'; spindle ' + sargs if sargs else ''}; load average (1/5/15 min) {load0} at the "
+      f"start, {load1} at the end; other CPU: the machine's CPU used by neither tool nor the "
+      f"server during a run, median and maximum over the row's runs\n")
 print("| workload | threads | tps spindle | tps sysbench | tps ratio | CPU µs/query spindle | "
       "CPU µs/query sysbench | CPU ratio | user µs/query spindle | user µs/query sysbench | "
-      "peak RSS spindle | peak RSS sysbench |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "peak RSS spindle | peak RSS sysbench | other CPU |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 keys = []
 for r in rows:
     if r[1] == "run" and (r[2], r[3]) not in keys:
@@ -183,7 +196,8 @@ for wl, th in keys:
     print(f"| {wl} | {th} | {med([float(r[8]) for r in a]):.0f} | {med([float(r[8]) for r in b]):.0f} | "
           f"{ratio(tps_r)} | {med([cpu(r) for r in a]):.1f} | {med([cpu(r) for r in b]):.1f} | "
           f"{ratio(cpu_r)} | {med([user(r) for r in a]):.1f} | {med([user(r) for r in b]):.1f} | "
-          f"{med([int(r[7]) / 1024 for r in a]):.1f} MiB | {med([int(r[7]) / 1024 for r in b]):.1f} MiB |")
+          f"{med([int(r[7]) / 1024 for r in a]):.1f} MiB | {med([int(r[7]) / 1024 for r in b]):.1f} MiB | "
+          f"{med([float(r[10]) for r in a + b]):.0%} / {max(float(r[10]) for r in a + b):.0%} |")
 prep = {t: med([float(r[4]) for r in rows if r[0] == t and r[1] == "prepare"]) for t in ("spindle", "sysbench")}
 print(f"\nprepare {tables}x{size} rows, {pth} threads: spindle {prep['spindle']:.1f} s, "
       f"sysbench {prep['sysbench']:.1f} s (ratio {prep['spindle']/prep['sysbench']:.2f})")

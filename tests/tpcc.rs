@@ -13,7 +13,7 @@ use spindle::engine::{Counters, Measurement, TpccCounters};
 use spindle::tpcc::deck::{
     CustomerKey, Delivery, Input, Line, NewOrder, Payment, StockLevel, UNUSED_ITEM,
 };
-use spindle::tpcc::{self, CheckStatus, Statements, TpccConfig};
+use spindle::tpcc::{self, CheckStatus, ClientIo, Statements, TpccConfig};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -213,6 +213,14 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     ) = (4, 10, 5);
     let m = run(&run_cfg).await;
     assert_eq!(m.error, None);
+    // One connection per client thread, each read through io_uring (db::sockets).
+    assert!(
+        m.diagnostics
+            .iter()
+            .any(|n| n.starts_with("replies received through io_uring on 4 connections")),
+        "{:?}",
+        m.diagnostics
+    );
     let c = counters(&m);
     let done: Vec<u64> = c.per_type.iter().map(|t| t.success + t.late).collect();
     let total: u64 = done.iter().sum();
@@ -255,11 +263,20 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     );
     assert_all_pass(&check(&cfg).await, true);
 
-    // The batched statements keep every condition too.
+    // The batched statements keep every condition too; here through tokio's reactor (two
+    // connections per client thread).
     run_cfg.statements = Statements::Batched;
+    run_cfg.client_io = ClientIo::Reactor;
     run_cfg.time_s = 4;
     let m = run(&run_cfg).await;
     assert_eq!(m.error, None);
+    assert!(
+        m.diagnostics
+            .iter()
+            .any(|n| n.starts_with("writable wake-ups dropped on 4 client sockets")),
+        "{:?}",
+        m.diagnostics
+    );
     assert!(counters(&m).per_type[0].success > 0, "{m:?}");
     assert_all_pass(&check(&cfg).await, true);
 

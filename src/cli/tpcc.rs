@@ -97,12 +97,23 @@ pub struct TpccArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub reconnect_timeout: f64,
-    /// OS threads driving the connections during run (0 = one per two connections).
+    /// OS threads driving the connections during run (0 = one per connection, or one per two
+    /// with --client-io=reactor).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub client_threads: u32,
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
+    /// How the run's connections wait for replies, for A/B measurements: uring (a thread's
+    /// only connection is read through io_uring, the request sent in the same system call),
+    /// uring-send (the request by its own send) or reactor (tokio's epoll).
+    #[arg(
+        long,
+        hide = true,
+        default_value = "uring",
+        value_name = "uring|reactor"
+    )]
+    pub client_io: String,
     /// tpcc_load's -l/-m/-n (partial loads) and tpcc_start's -m/-o (several schemas): not
     /// supported, refused with an explanation.
     #[arg(short = 'm', hide = true, value_name = "N")]

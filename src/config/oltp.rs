@@ -155,11 +155,18 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
             user: args.mysql_user.clone().unwrap_or(defaults.user),
             password: args.mysql_password.clone().unwrap_or(defaults.password),
             database: args.mysql_db.clone().unwrap_or(defaults.database),
+            read_timeout_s: defaults.read_timeout_s,
         },
         reconnect_timeout_s: args.reconnect_timeout,
         load_data: true,
         skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
+        client_io: crate::db::ClientIo::parse(&args.client_io).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--client-io {}: use uring, uring-send or reactor",
+                args.client_io
+            )
+        })?,
     };
     cfg.validate()?;
     Ok(cfg)

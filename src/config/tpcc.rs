@@ -131,6 +131,7 @@ pub fn config_from_args(
         user: args.mysql_user.clone().unwrap_or(d.connection.user),
         password: args.mysql_password.clone().unwrap_or_default(),
         database: args.mysql_db.clone().unwrap_or(d.connection.database),
+        read_timeout_s: d.connection.read_timeout_s,
     };
     let mut warehouses = args.warehouses.unwrap_or(d.warehouses as u64);
     let mut connections = args.connections.unwrap_or(d.connections);
@@ -174,6 +175,12 @@ pub fn config_from_args(
         client_threads: args.client_threads,
         skip_write_wakeups: !args.keep_write_wakeups,
         statements,
+        client_io: crate::db::ClientIo::parse(&args.client_io).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--client-io {}: use uring, uring-send or reactor",
+                args.client_io
+            )
+        })?,
     };
     if warehouses > u32::MAX as u64 {
         return Err(crate::tpcc::TpccError::Warehouses(warehouses).into());

@@ -28,7 +28,20 @@ pub struct ConnectionConfig {
     pub password: String,
     /// `--mysql-db` (`sbtest`).
     pub database: String,
+    /// Seconds the server may take to answer a handshake, or a statement of the measured loop
+    /// read through io_uring (`db::uring`), before the connection counts as lost (2013, as
+    /// libmysqlclient's MYSQL_OPT_READ_TIMEOUT). Longer than InnoDB's lock wait (50 s in
+    /// spindle's my.cnf) with room for a slow disk's stalls.
+    #[serde(default = "default_read_timeout_s")]
+    pub read_timeout_s: f64,
 }
+
+fn default_read_timeout_s() -> f64 {
+    DEFAULT_READ_TIMEOUT_S
+}
+
+/// The default [`ConnectionConfig::read_timeout_s`].
+pub const DEFAULT_READ_TIMEOUT_S: f64 = 120.0;
 
 impl Default for ConnectionConfig {
     fn default() -> Self {
@@ -39,6 +52,7 @@ impl Default for ConnectionConfig {
             user: "sbtest".into(),
             password: String::new(),
             database: "sbtest".into(),
+            read_timeout_s: DEFAULT_READ_TIMEOUT_S,
         }
     }
 }
@@ -97,11 +111,22 @@ impl ConnectionConfig {
         }
     }
 
-    /// Connects once; errors say what failed and which flag to fix.
+    /// [`Self::read_timeout_s`] as a duration (at least a millisecond).
+    pub fn read_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.read_timeout_s.max(0.001))
+    }
+
+    /// Connects once; errors say what failed and which flag to fix. A server that does not
+    /// complete the handshake within the read timeout (stopped, hung) is an error too.
     pub async fn connect(&self, with_db: bool) -> anyhow::Result<Conn> {
-        Conn::new(self.opts(with_db))
-            .await
-            .map_err(|e| anyhow::anyhow!(self.explain_connect_error(&e)))
+        match tokio::time::timeout(self.read_timeout(), Conn::new(self.opts(with_db))).await {
+            Ok(r) => r.map_err(|e| anyhow::anyhow!(self.explain_connect_error(&e))),
+            Err(_) => Err(anyhow::anyhow!(
+                "no answer from {} within {} s while connecting (is the server stopped or hung?)",
+                self.describe(),
+                self.read_timeout_s
+            )),
+        }
     }
 
     pub(crate) fn explain_connect_error(&self, e: &mysql_async::Error) -> String {

@@ -1,26 +1,176 @@
-//! Linux-only tuning of the run phase: no wake-up per query for "socket writable".
+//! How the measured loop's connections wait for replies, and the client threads' runtime,
+//! ready handshake and join that both engines use.
 //!
-//! tokio registers every socket for readable AND writable events (edge-triggered). On a unix
-//! stream socket the kernel signals EPOLLOUT each time the peer *reads* (unix_write_space has no
-//! "was full" check, unlike TCP), so every query woke the client thread twice: once when the
-//! server read the request (useless), once when the reply arrived. During `run` the requests
-//! are tiny (< 1 KiB) and strictly request/response, so a write never meets a full buffer and
-//! never needs a writable event: EPOLLOUT is dropped from the sockets of the run's own runtime,
-//! found through its eventpoll instances in /proc/self/fdinfo (tokio 1.4x creates two per
-//! runtime). A query then costs write + epoll_wait + read. If anything looks unexpected the
-//! tuning is skipped; correctness never depends on it. `--keep-write-wakeups` (hidden) turns it
-//! off for A/B runs. bulk_insert's requests are not tiny (multi-row INSERTs of 512 KiB fill the
-//! socket buffer and must wait for it to drain), so its runs keep the wake-ups
-//! (`OltpConfig::drops_write_wakeups`).
+//! * **io_uring** (`ClientIo::Uring`, the default, for a client thread that drives one
+//!   connection): after connecting and preparing, the connection's socket leaves tokio's
+//!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
+//!   `Conn::set_blocking_io`): one `io_uring_enter` per statement, the request sent in it
+//!   (sysbench's blocking client does one send and one receive). The thread sleeps in the kernel while its
+//!   one query is in flight; nothing else runs on it. A reply that does not come within the
+//!   connection's read timeout is a lost connection (2013).
+//! * **The reactor without write wake-ups** (threads with several connections, `ClientIo::Reactor`,
+//!   or where io_uring is unavailable): tokio registers every socket for readable AND writable
+//!   events (edge-triggered). On a unix stream socket the kernel signals EPOLLOUT each time the
+//!   peer *reads* (unix_write_space has no "was full" check, unlike TCP), so every query woke the
+//!   client thread twice: once when the server read the request (useless), once when the reply
+//!   arrived. During `run` the requests are tiny (< 1 KiB) and strictly request/response, so a
+//!   write never meets a full buffer and never needs a writable event: EPOLLOUT is dropped from
+//!   the sockets of the run's own runtime, found through its eventpoll instances in
+//!   /proc/self/fdinfo (tokio 1.4x creates two per runtime). A query then costs write +
+//!   epoll_wait + read. If anything looks unexpected the tuning is skipped; correctness never
+//!   depends on it. `--keep-write-wakeups` (hidden) turns it off for A/B runs. bulk_insert's
+//!   requests are not tiny (multi-row INSERTs of 512 KiB fill the socket buffer and must wait
+//!   for it to drain), so its runs keep the wake-ups (`OltpConfig::drops_write_wakeups`).
 //!
-//! Tried and dropped: switching the socket to blocking mode and reading with plain read(2)
-//! past the reactor (write + read per query, like sysbench's recv). It cut the syscalls per
-//! query from 3 to 2 but, in interleaved 4-second runs on the 2-CPU test machine, gave 0.89-0.90x
-//! the queries per second and 1.10-1.18x the client CPU per query of this mode (point_select and
-//! read_only, 4 threads, 6 pairs each).
+//! Tried and dropped: a blocking `read(2)` past the reactor (write + read per query). On a unix
+//! socket a reader sleeping in `recv` is also woken when the server consumes the request (see
+//! [`super::uring`]), so it cost more CPU per query than epoll: 0.89-0.90x the queries per
+//! second and 1.10-1.18x the client CPU per query in interleaved runs.
 
+use super::conn::ConnectionConfig;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+use std::time::Duration;
+
+/// How the measured loop's connections wait for replies (hidden `--client-io`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientIo {
+    /// A client thread with one connection reads it through io_uring, the request sent in
+    /// the same system call (one `io_uring_enter` per statement); threads with several
+    /// connections use the reactor.
+    #[default]
+    Uring,
+    /// The same with the request sent by its own `send(2)` (two system calls per statement).
+    UringSend,
+    /// tokio's reactor for every connection (epoll_wait + recv per reply).
+    Reactor,
+}
+
+impl ClientIo {
+    /// What results written before the choice existed used.
+    pub fn before_uring() -> Self {
+        ClientIo::Reactor
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "uring" | "io_uring" => Some(ClientIo::Uring),
+            "uring-send" => Some(ClientIo::UringSend),
+            "reactor" => Some(ClientIo::Reactor),
+            _ => None,
+        }
+    }
+}
+
+/// How a run's connections waited for replies, for the result's notes.
+#[derive(Debug, Default)]
+pub struct IoStats {
+    /// Connections read through io_uring, and those of them whose requests went out linked to
+    /// the receive.
+    uring: AtomicU64,
+    linked: AtomicU64,
+    /// Sockets whose writable wake-ups were dropped.
+    tuned: AtomicU64,
+    /// Why a connection meant for io_uring used the reactor (the first reason seen).
+    fallback: Mutex<Option<String>>,
+}
+
+impl IoStats {
+    /// One line per way of waiting that the run used.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let (uring, linked) = (self.uring.load(Relaxed), self.linked.load(Relaxed));
+        if uring > 0 {
+            notes.push(format!(
+                "replies received through io_uring on {uring} connections ({})",
+                match linked {
+                    0 => "one send and one io_uring_enter per statement".to_string(),
+                    n if n == uring =>
+                        "one io_uring_enter per statement, the request sent in it".into(),
+                    n => format!("on {n} of them the request sent in the same io_uring_enter"),
+                }
+            ));
+        }
+        if let Some(why) = self
+            .fallback
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            notes.push(format!(
+                "io_uring not used: {why}; replies awaited through epoll"
+            ));
+        }
+        let tuned = self.tuned.load(Relaxed);
+        if tuned > 0 {
+            notes.push(format!(
+                "writable wake-ups dropped on {tuned} client sockets (one wake-up per query instead of two)"
+            ));
+        }
+        notes
+    }
+
+    fn fell_back(&self, why: String) {
+        let mut f = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(why);
+    }
+}
+
+/// What one client thread does to each connection it (re)connects, before the measured loop
+/// uses it.
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadIo {
+    /// Read through io_uring with this read timeout (the thread drives one connection), and
+    /// whether requests go out linked to the receive.
+    uring: Option<(Duration, bool)>,
+    /// The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
+    polls: Vec<i32>,
+}
+
+impl ThreadIo {
+    /// Applies the thread's way of waiting to `conn` (connected and prepared) and counts it.
+    pub(crate) fn apply(&self, conn: &mut mysql_async::Conn, stats: &IoStats) {
+        if let Some((timeout, link)) = self.uring {
+            match read_through_io_uring(conn, timeout, link) {
+                Ok(Some(linked)) => {
+                    stats.uring.fetch_add(1, Relaxed);
+                    stats.linked.fetch_add(u64::from(linked), Relaxed);
+                    return;
+                }
+                Ok(None) => stats.fell_back("the connection is not a plain socket".into()),
+                Err(e) => stats.fell_back(e.to_string()),
+            }
+        }
+        let n = drop_write_interest(&self.polls);
+        stats.tuned.fetch_add(n as u64, Relaxed);
+    }
+}
+
+/// From now on `conn`'s replies are received through io_uring ([`super::uring`]), each within
+/// `timeout`, and (`link`) each request goes out in the same system call. Call it on the thread
+/// that will use the connection, when the connection is that thread's only work.
+/// `Ok(Some(linked))`: moved, requests linked to the receives or not (the kernel cannot before
+/// 5.17). `Ok(None)`: not a plain TCP or unix socket (TLS), nothing changed. On `Err` either
+/// io_uring is unavailable (nothing changed) or tokio could not release the socket (the
+/// connection is closed: its next statement fails as a lost connection).
+pub fn read_through_io_uring(
+    conn: &mut mysql_async::Conn,
+    timeout: Duration,
+    link: bool,
+) -> std::io::Result<Option<bool>> {
+    let ring = super::uring::Ring::new()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("io_uring_setup failed ({e})")))?;
+    let linked = link && ring.can_link();
+    let moved = conn
+        .set_blocking_io(|fd| Box::new(ring.attach(fd, timeout, linked)))
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("tokio did not release the socket ({e})"))
+        })?;
+    Ok(moved.then_some(linked))
+}
 
 /// Serialises runtime creation so the new eventpoll fds can be told apart.
 static CREATE: Mutex<()> = Mutex::new(());
@@ -54,16 +204,32 @@ pub(crate) fn runtime_with_polls() -> std::io::Result<(tokio::runtime::Runtime, 
     Ok((rt, after.difference(&before).copied().collect()))
 }
 
-/// A client thread's runtime and, when `tune` (skip write wake-ups), its eventpoll fds. When no
-/// runtime can be built, tells the starting thread through `ready_tx`, still waits at the start
-/// `barrier` (the others count on it) and returns `None`.
+/// A client thread's runtime and what it does to its `connections` connections: io_uring
+/// (`io`, a single connection, with the connection's read timeout), else the reactor with write
+/// wake-ups dropped when `skip_write_wakeups`. When no runtime can be built, tells the starting
+/// thread through `ready_tx`, still waits at the start `barrier` (the others count on it) and
+/// returns `None`.
 pub(crate) fn client_runtime(
-    tune: bool,
+    io: ClientIo,
+    skip_write_wakeups: bool,
+    connection: &ConnectionConfig,
+    connections: usize,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
     barrier: &std::sync::Barrier,
-) -> Option<(tokio::runtime::Runtime, Vec<i32>)> {
+) -> Option<(tokio::runtime::Runtime, ThreadIo)> {
     match runtime_with_polls() {
-        Ok((rt, polls)) => Some((rt, if tune { polls } else { Vec::new() })),
+        Ok((rt, polls)) => Some((
+            rt,
+            ThreadIo {
+                uring: (io != ClientIo::Reactor && connections == 1)
+                    .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
+                polls: if skip_write_wakeups {
+                    polls
+                } else {
+                    Vec::new()
+                },
+            },
+        )),
         Err(e) => {
             let _ = ready_tx.send(Some(format!("could not start a tokio runtime: {e}")));
             barrier.wait();
@@ -95,18 +261,21 @@ pub(crate) fn join_clients<T>(
     outs
 }
 
-/// A client thread's sessions are connected (or not): drop write interest from its sockets when
-/// they are (`tuned` counts them), tell the starting thread, wait at the start `barrier`.
+/// A client thread's sessions are connected (or not): apply the thread's way of waiting to
+/// each one's connection (`conn`) when they are, tell the starting thread, wait at the start
+/// `barrier`.
 pub(crate) fn sessions_ready<T>(
-    sessions: &Result<T, String>,
-    polls: &[i32],
-    tuned: &std::sync::atomic::AtomicU64,
+    sessions: &mut Result<Vec<T>, String>,
+    conn: impl Fn(&mut T) -> &mut mysql_async::Conn,
+    io: &ThreadIo,
+    stats: &IoStats,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
     barrier: &std::sync::Barrier,
 ) {
-    if sessions.is_ok() {
-        let n = drop_write_interest(polls);
-        tuned.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+    if let Ok(v) = sessions {
+        for s in v.iter_mut() {
+            io.apply(conn(s), stats);
+        }
     }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());
     barrier.wait();
@@ -139,7 +308,7 @@ pub(crate) fn parse_fdinfo(text: &str) -> Vec<(i32, u32, u64)> {
 
 /// Removes EPOLLOUT from every socket registered in the eventpoll instances `polls` (a
 /// runtime's, from [`runtime_with_polls`]). Returns how many registrations were changed.
-pub(crate) fn drop_write_interest(polls: &[i32]) -> usize {
+fn drop_write_interest(polls: &[i32]) -> usize {
     let mut changed = 0;
     for &epfd in polls {
         let Ok(text) = std::fs::read_to_string(format!("/proc/self/fdinfo/{epfd}")) else {

@@ -32,7 +32,7 @@ mod script;
 mod shared;
 mod workload;
 
-pub use crate::db::{ConnectionConfig, IgnoreErrors};
+pub use crate::db::{ClientIo, ConnectionConfig, IgnoreErrors};
 pub use prepare::{cleanup, prepare, PrepareSummary};
 pub use prewarm::{prewarm, PrewarmSummary};
 pub use rand::{RandConfig, RandType};
@@ -140,6 +140,10 @@ pub struct OltpConfig {
     /// OS threads driving the connections (0 = one per connection, like sysbench); each runs a
     /// single-threaded tokio runtime with its share of the connections.
     pub client_threads: u32,
+    /// run: how a connection waits for replies (io_uring when its thread drives only it; see
+    /// `db::sockets`).
+    #[serde(default = "ClientIo::before_uring")]
+    pub client_io: ClientIo,
 }
 
 impl Default for OltpConfig {
@@ -181,6 +185,7 @@ impl Default for OltpConfig {
             load_data: true,
             skip_write_wakeups: true,
             client_threads: 0,
+            client_io: ClientIo::default(),
         }
     }
 }

@@ -112,13 +112,7 @@ pub(super) fn build_result(
     if cfg.ps_mode == super::PsMode::Disable {
         notes.push("prepared statements off: statements sent as SQL text".into());
     }
-    let mut diagnostics = Vec::new();
-    if cfg.drops_write_wakeups() {
-        diagnostics.push(format!(
-            "writable wake-ups dropped on {} client sockets (one wake-up per query instead of two)",
-            shared.tuned_sockets.load(Relaxed)
-        ));
-    }
+    let diagnostics = shared.io_stats.notes();
     let error = shared
         .fatal
         .lock()

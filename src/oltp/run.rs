@@ -18,7 +18,8 @@ use super::rand::{time_seed, Dist, Rng, UniqueSeq};
 use super::shared::{Live, Shared, WorkerOut, BUCKETS};
 use super::workload::{Session, Tally};
 use super::OltpConfig;
-use crate::db::{classify, describe_error, ErrorClass};
+use crate::db::sockets::ThreadIo;
+use crate::db::{classify, describe_error, ErrorClass, IoStats};
 use crate::engine::{Controller, Observer};
 use crate::engine::{IntervalSample, Measurement};
 use crate::stats::{LatencyRecorder, SysbenchHistogram};
@@ -68,7 +69,7 @@ pub fn run(
         live: (0..threads).map(|_| Live::new()).collect(),
         unique: UniqueSeq::new(seed),
         fatal: Mutex::new(None),
-        tuned_sockets: AtomicU64::new(0),
+        io_stats: IoStats::default(),
     });
     let started_at = crate::sys::clock::now_rfc3339();
     let barrier = Arc::new(Barrier::new(os_threads + 1));
@@ -242,14 +243,18 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    // The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
-    let Some((rt, polls)) =
-        crate::db::sockets::client_runtime(shared.cfg.drops_write_wakeups(), ready_tx, barrier)
-    else {
+    let cfg = &shared.cfg;
+    let Some((rt, io)) = crate::db::sockets::client_runtime(
+        cfg.client_io,
+        cfg.drops_write_wakeups(),
+        &cfg.connection,
+        ids.len(),
+        ready_tx,
+        barrier,
+    ) else {
         return Vec::new();
     };
-    let cfg = &shared.cfg;
-    let sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
+    let mut sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(ids.len());
         for &i in &ids {
             let conn = cfg
@@ -272,7 +277,14 @@ fn client_thread(
         }
         Ok(v)
     });
-    crate::db::sockets::sessions_ready(&sessions, &polls, &shared.tuned_sockets, ready_tx, barrier);
+    crate::db::sockets::sessions_ready(
+        &mut sessions,
+        |s| &mut s.1.conn,
+        &io,
+        &shared.io_stats,
+        ready_tx,
+        barrier,
+    );
     let Ok(sessions) = sessions else {
         return Vec::new();
     };
@@ -288,7 +300,7 @@ fn client_thread(
                 s,
                 Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
                 shared,
-                polls.clone(),
+                io.clone(),
             ));
         }
         let mut outs = Vec::new();
@@ -336,7 +348,7 @@ async fn worker(
     mut session: Session,
     mut rng: Rng,
     shared: Arc<Shared>,
-    polls: Vec<i32>,
+    io: ThreadIo,
 ) -> WorkerOut {
     let cfg = &shared.cfg;
     let live = &shared.live[idx];
@@ -364,7 +376,7 @@ async fn worker(
                 Ok(()) => break,
                 Err(e) => e,
             };
-            if !recover(&shared, idx, &polls, &mut session, &e, &mut errors_by_code).await {
+            if !recover(&shared, idx, &io, &mut session, &e, &mut errors_by_code).await {
                 break 'events;
             }
             if shared.stopping() || shared.past_deadline() {
@@ -406,7 +418,7 @@ async fn worker(
 async fn recover(
     shared: &Shared,
     idx: usize,
-    polls: &[i32],
+    io: &ThreadIo,
     session: &mut Session,
     e: &mysql_async::Error,
     errors_by_code: &mut BTreeMap<u16, u64>,
@@ -421,7 +433,7 @@ async fn recover(
                 Ok(()) => true,
                 Err(e2) => match classify(&e2, &cfg.ignore_errors) {
                     ErrorClass::Lost(c) => {
-                        lost(shared, live, polls, session, c, &e2, errors_by_code).await
+                        lost(shared, live, io, session, c, &e2, errors_by_code).await
                     }
                     _ => {
                         shared.set_fatal(format!(
@@ -433,7 +445,7 @@ async fn recover(
                 },
             }
         }
-        ErrorClass::Lost(code) => lost(shared, live, polls, session, code, e, errors_by_code).await,
+        ErrorClass::Lost(code) => lost(shared, live, io, session, code, e, errors_by_code).await,
         ErrorClass::Fatal => {
             shared.set_fatal(format!(
                 "{} failed on connection {}: {} (not one of the errors that retry a transaction)",
@@ -450,7 +462,7 @@ async fn recover(
 async fn lost(
     shared: &Shared,
     live: &Live,
-    polls: &[i32],
+    io: &ThreadIo,
     session: &mut Session,
     code: u16,
     e: &mysql_async::Error,
@@ -463,8 +475,7 @@ async fn lost(
             // A bulk INSERT in the making goes on on the new connection.
             s.bulk = std::mem::take(&mut session.bulk);
             *session = *s;
-            let n = crate::db::sockets::drop_write_interest(polls);
-            shared.tuned_sockets.fetch_add(n as u64, Relaxed);
+            io.apply(&mut session.conn, &shared.io_stats);
             live.reconnects.fetch_add(1, Relaxed);
             true
         }

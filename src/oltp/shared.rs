@@ -6,6 +6,7 @@
 use super::rand::UniqueSeq;
 use super::workload::Tally;
 use super::OltpConfig;
+use crate::db::IoStats;
 use crate::engine::Controller;
 use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
@@ -68,8 +69,8 @@ pub(super) struct Shared {
     pub(super) live: Vec<Live>,
     pub(super) unique: UniqueSeq,
     pub(super) fatal: Mutex<Option<String>>,
-    /// Sockets whose writable wake-ups were dropped (see `db::sockets`), for the result's notes.
-    pub(super) tuned_sockets: AtomicU64,
+    /// How the connections waited for replies (see `db::sockets`), for the result's notes.
+    pub(super) io_stats: IoStats,
 }
 
 impl Shared {

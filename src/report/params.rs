@@ -85,6 +85,7 @@ pub fn fingerprint(r: &BenchResult) -> Value {
             "percentile",
             "client_threads",
             "skip_write_wakeups",
+            "client_io",
             "load_data",
         ] {
             o.remove(k);

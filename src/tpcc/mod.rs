@@ -81,6 +81,7 @@ pub fn estimated_data_bytes(warehouses: u32) -> u64 {
     warehouses as u64 * BYTES_PER_WAREHOUSE
 }
 
+pub use crate::db::ClientIo;
 use crate::db::ConnectionConfig;
 use serde::{Deserialize, Serialize};
 
@@ -173,6 +174,10 @@ pub struct TpccConfig {
     /// run: which statements the transactions send (tpcc-mysql's by default).
     #[serde(default = "Statements::before_the_choice")]
     pub statements: Statements,
+    /// run: how a connection waits for replies (io_uring when its thread drives only it; see
+    /// `db::sockets`).
+    #[serde(default = "ClientIo::before_uring")]
+    pub client_io: ClientIo,
 }
 
 impl Default for TpccConfig {
@@ -196,6 +201,7 @@ impl Default for TpccConfig {
             client_threads: 0,
             skip_write_wakeups: true,
             statements: Statements::TpccMysql,
+            client_io: ClientIo::default(),
         }
     }
 }

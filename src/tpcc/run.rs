@@ -15,7 +15,7 @@ use super::shared::{Shared, TransactionLog};
 use super::txn::Session;
 use super::worker::{worker, WorkerOut};
 use super::{HomeWarehouse, TpccConfig, TpccError};
-use crate::db::describe_error;
+use crate::db::{describe_error, ClientIo, IoStats};
 use crate::engine::{Controller, Observer};
 use crate::engine::{Counters, IntervalSample, Measurement, TpccCounters, TpccTypeCounters};
 use crate::rng::Rng;
@@ -65,7 +65,7 @@ pub fn run_logged(
         abort: AtomicBool::new(false),
         controller: controller.clone(),
         fatal: Mutex::new(None),
-        tuned_sockets: AtomicU64::new(0),
+        io_stats: IoStats::default(),
         recorders: Mutex::new(std::array::from_fn(|_| LatencyRecorder::new())),
         buckets: crate::stats::SysbenchHistogram::new(),
         deck: Mutex::new((Deck::new(), Rng::stream(seed, 0xDEC))),
@@ -142,9 +142,11 @@ struct Clients {
 fn spawn_clients(shared: &Arc<Shared>, seed: u64, nu: NuConstants) -> anyhow::Result<Clients> {
     let cfg = &shared.cfg;
     let n = cfg.connections as usize;
-    let threads = match cfg.client_threads as usize {
-        0 => n.div_ceil(2),
-        t => t.min(n),
+    let threads = match (cfg.client_threads as usize, cfg.client_io) {
+        (0, ClientIo::Reactor) => n.div_ceil(2),
+        // One connection per thread: each is read through io_uring (see `db::sockets`).
+        (0, _) => n,
+        (t, _) => t.min(n),
     };
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
@@ -257,12 +259,18 @@ fn client_thread(
     barrier: &Barrier,
     ready_tx: &std::sync::mpsc::Sender<Option<String>>,
 ) -> Vec<WorkerOut> {
-    let Some((rt, polls)) =
-        crate::db::sockets::client_runtime(shared.cfg.skip_write_wakeups, ready_tx, barrier)
-    else {
+    let cfg = &shared.cfg;
+    let Some((rt, io)) = crate::db::sockets::client_runtime(
+        cfg.client_io,
+        cfg.skip_write_wakeups,
+        &cfg.connection,
+        plans.len(),
+        ready_tx,
+        barrier,
+    ) else {
         return Vec::new();
     };
-    let sessions: Result<Vec<Session>, String> = rt.block_on(async {
+    let mut sessions: Result<Vec<Session>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(plans.len());
         for _ in &plans {
             let conn = shared
@@ -284,7 +292,14 @@ fn client_thread(
         }
         Ok(v)
     });
-    crate::db::sockets::sessions_ready(&sessions, &polls, &shared.tuned_sockets, ready_tx, barrier);
+    crate::db::sockets::sessions_ready(
+        &mut sessions,
+        |s| &mut s.conn,
+        &io,
+        &shared.io_stats,
+        ready_tx,
+        barrier,
+    );
     let Ok(sessions) = sessions else {
         return Vec::new();
     };
@@ -294,12 +309,12 @@ fn client_thread(
     if plans.len() == 1 {
         // One connection: poll it directly, no task scheduling per wake-up.
         let (p, s) = plans.into_iter().zip(sessions).next().expect("one plan");
-        return vec![rt.block_on(worker(p.i, s, p.rng, p.gen, shared.clone(), polls))];
+        return vec![rt.block_on(worker(p.i, s, p.rng, p.gen, shared.clone(), io))];
     }
     rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for (p, s) in plans.into_iter().zip(sessions) {
-            set.spawn(worker(p.i, s, p.rng, p.gen, shared.clone(), polls.clone()));
+            set.spawn(worker(p.i, s, p.rng, p.gen, shared.clone(), io.clone()));
         }
         let mut outs = Vec::new();
         while let Some(r) = set.join_next().await {
@@ -491,21 +506,15 @@ fn build_result(
         fairness: fairness(shares),
         histogram: merged.histogram_data(),
         notes: notes(cfg, error.is_some()),
-        diagnostics: diagnostics(cfg, shared),
+        diagnostics: diagnostics(shared),
         error,
     }
 }
 
-/// What a developer wants to know about the run (not shown with the figures).
-fn diagnostics(cfg: &TpccConfig, shared: &Shared) -> Vec<String> {
-    let mut out = Vec::new();
-    if cfg.skip_write_wakeups {
-        out.push(format!(
-            "writable wake-ups dropped on {} client sockets",
-            shared.tuned_sockets.load(Relaxed)
-        ));
-    }
-    out
+/// What a developer wants to know about the run (not shown with the figures): how the
+/// connections waited for replies.
+fn diagnostics(shared: &Shared) -> Vec<String> {
+    shared.io_stats.notes()
 }
 
 fn notes(cfg: &TpccConfig, failed: bool) -> Vec<String> {

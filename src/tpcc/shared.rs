@@ -5,10 +5,11 @@
 use super::deck::{Deck, TxKind};
 use super::live::Live;
 use super::TpccConfig;
+use crate::db::IoStats;
 use crate::engine::Controller;
 use crate::rng::Rng;
 use crate::stats::LatencyRecorder;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Instant, SystemTime};
 
@@ -46,7 +47,7 @@ pub(crate) struct Shared {
     pub(super) abort: AtomicBool,
     pub(super) controller: Controller,
     pub(super) fatal: Mutex<Option<String>>,
-    pub tuned_sockets: AtomicU64,
+    pub io_stats: IoStats,
     /// Response times of the counted transactions, per type (connections add theirs in
     /// batches).
     pub recorders: Mutex<[LatencyRecorder; 5]>,

@@ -11,6 +11,7 @@
 use super::deck::{InputGen, TxKind};
 use super::shared::{NewOrderRecord, Shared};
 use super::txn::{Done, Session, TxError};
+use crate::db::sockets::ThreadIo;
 use crate::db::{classify, describe_error, ErrorClass, IgnoreErrors};
 use crate::rng::Rng;
 use std::collections::BTreeMap;
@@ -65,7 +66,7 @@ pub(crate) async fn worker(
     mut rng: Rng,
     gen: InputGen,
     shared: Arc<Shared>,
-    polls: Vec<i32>,
+    io: ThreadIo,
 ) -> WorkerOut {
     let mut out = WorkerOut {
         idx,
@@ -83,7 +84,7 @@ pub(crate) async fn worker(
         let input = gen.draw(kind, &mut rng);
         let wall = shared.log.as_ref().map(|_| SystemTime::now());
         let t0 = Instant::now();
-        let outcome = tries(idx, &shared, &mut session, &input, &polls, &mut out).await;
+        let outcome = tries(idx, &shared, &mut session, &input, &io, &mut out).await;
         let t1 = Instant::now();
         let counted = shared.in_window(t1);
         match outcome {
@@ -133,7 +134,7 @@ async fn tries(
     shared: &Shared,
     session: &mut Session,
     input: &super::deck::Input,
-    polls: &[i32],
+    io: &ThreadIo,
     out: &mut WorkerOut,
 ) -> Outcome {
     let kind = input.kind();
@@ -158,7 +159,7 @@ async fn tries(
                     Ok(()) => code,
                     Err(e2) => match classify(&e2, &ignore) {
                         ErrorClass::Lost(c) => {
-                            if !lost(idx, shared, session, polls, c, &e2).await {
+                            if !lost(idx, shared, session, io, c, &e2).await {
                                 return Outcome::Stop;
                             }
                             c
@@ -176,7 +177,7 @@ async fn tries(
             }
             ErrorClass::Lost(code) => {
                 count_retry(shared, kind, code, out);
-                if !lost(idx, shared, session, polls, code, &e).await {
+                if !lost(idx, shared, session, io, code, &e).await {
                     return Outcome::Stop;
                 }
                 code
@@ -216,7 +217,7 @@ async fn lost(
     idx: usize,
     shared: &Shared,
     session: &mut Session,
-    polls: &[i32],
+    io: &ThreadIo,
     code: u16,
     e: &mysql_async::Error,
 ) -> bool {
@@ -228,8 +229,7 @@ async fn lost(
             Ok(conn) => match Session::new(conn, cfg.statements).await {
                 Ok(s) => {
                     *session = s;
-                    let n = crate::db::sockets::drop_write_interest(polls);
-                    shared.tuned_sockets.fetch_add(n as u64, Relaxed);
+                    io.apply(&mut session.conn, &shared.io_stats);
                     if shared.in_window(Instant::now()) {
                         shared.live[idx].reconnects.fetch_add(1, Relaxed);
                     }

@@ -473,6 +473,10 @@ pub mod spindle_parsers {
     pub use crate::conn::{parse_server_version, pem_to_der};
 }
 
+/// spindle patch: see [`Conn::set_blocking_io`].
+#[doc(inline)]
+pub use self::io::BlockingIo;
+
 #[doc(inline)]
 pub use self::conn::pool::Pool;
 

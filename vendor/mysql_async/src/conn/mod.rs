@@ -945,6 +945,27 @@ impl Conn {
         Ok(false)
     }
 
+    /// spindle patch: from now on the connection's socket is outside tokio's reactor and `make`'s
+    /// [`crate::BlockingIo`] does its reads and writes (the socket, still non-blocking, is handed
+    /// to `make`). For a connection that is the only work of its thread: a query in flight then
+    /// blocks the thread. `Ok(false)`: no stream, or TLS, nothing changed. On `Err` (tokio could
+    /// not deregister the socket) the connection is closed, as after an I/O error.
+    #[cfg(unix)]
+    pub fn set_blocking_io(
+        &mut self,
+        make: impl FnOnce(std::os::fd::OwnedFd) -> Box<dyn crate::BlockingIo>,
+    ) -> std::io::Result<bool> {
+        let Some(stream) = self.inner.stream.as_mut() else {
+            return Ok(false);
+        };
+        let moved = stream.set_blocking_io(make);
+        if moved.is_err() {
+            self.inner.stream.take();
+            self.inner.disconnected = true;
+        }
+        moved
+    }
+
     /// spindle patch: the next `read_packet` discards result set rows and returns the packet
     /// that ends the set (see `PacketCodec::skip_result_rows`).
     pub(crate) fn skip_result_rows(&mut self) {

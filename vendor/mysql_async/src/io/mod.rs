@@ -152,6 +152,29 @@ impl Encoder<PooledBuf> for PacketCodec {
     }
 }
 
+/// spindle patch: socket I/O that the caller does itself, outside tokio's reactor (see
+/// [`crate::Conn::set_blocking_io`]). Every call may block the calling thread, so this is for a
+/// connection that is the only work of its thread (e.g. one connection per current-thread
+/// runtime). Interrupted system calls are retried by the implementation.
+///
+/// # Safety
+///
+/// `read` must return `Ok(n)` only with `n <= buf.len()` and the first `n` bytes of `buf`
+/// written: the caller marks them initialized.
+pub unsafe trait BlockingIo: Send + Sync + fmt::Debug {
+    /// Reads at least one byte, blocking until some arrive; `Ok(0)`: the peer closed.
+    fn read(&mut self, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<usize>;
+    /// Writes some of `buf` (an implementation may keep it and send it with the next `read`,
+    /// `flush` or `shutdown`).
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
+    /// Called after a packet was written; bytes kept back may stay until the next `read`.
+    fn flush(&mut self) -> io::Result<()>;
+    /// Sends what is kept back and shuts the write side down.
+    fn shutdown(&mut self) -> io::Result<()>;
+    /// `Ok` when the peer is still connected and nothing unread is waiting (`Stream::check`).
+    fn check(&mut self) -> io::Result<()>;
+}
+
 #[derive(Debug)]
 pub(crate) enum Endpoint {
     Plain(Option<TcpStream>),
@@ -161,6 +184,9 @@ pub(crate) enum Endpoint {
     Secure(tokio_rustls::client::TlsStream<tokio::net::TcpStream>),
     #[cfg(unix)]
     Socket(Socket),
+    /// spindle patch: a plain TCP or unix socket taken out of the reactor (`unix`: it was a
+    /// unix socket).
+    Blocking { io: Box<dyn BlockingIo>, unix: bool },
 }
 
 /// This future will check that TcpStream is live.
@@ -192,7 +218,35 @@ impl Future for CheckTcpStream<'_> {
 impl Endpoint {
     #[cfg(unix)]
     fn is_socket(&self) -> bool {
-        matches!(self, Self::Socket(_))
+        matches!(self, Self::Socket(_) | Self::Blocking { unix: true, .. })
+    }
+
+    /// spindle patch: moves a plain TCP or unix socket out of tokio's reactor (deregistered; the
+    /// fd stays non-blocking) and hands it to `make`, which does the I/O from now on.
+    /// `Ok(false)`: a TLS stream or already moved, nothing changed. On `Err` the socket is
+    /// closed and the endpoint unusable.
+    #[cfg(unix)]
+    fn set_blocking_io(
+        &mut self,
+        make: impl FnOnce(std::os::fd::OwnedFd) -> Box<dyn BlockingIo>,
+    ) -> io::Result<bool> {
+        let (fd, unix): (std::os::fd::OwnedFd, bool) = match self {
+            Endpoint::Plain(stream) => match stream.take() {
+                Some(s) => (s.into_std()?.into(), false),
+                None => return Ok(false),
+            },
+            #[cfg(unix)]
+            Endpoint::Socket(_) => match std::mem::replace(self, Endpoint::Plain(None)) {
+                Endpoint::Socket(s) => (s.into_std()?.into(), true),
+                _ => unreachable!(),
+            },
+            _ => return Ok(false),
+        };
+        *self = Endpoint::Blocking {
+            io: make(fd),
+            unix,
+        };
+        Ok(true)
     }
 
     /// Checks, that connection is alive.
@@ -219,6 +273,7 @@ impl Endpoint {
                 let _ = socket.write(&[]).await?;
                 Ok(())
             }
+            Endpoint::Blocking { io, .. } => Ok(io.check()?),
             Endpoint::Plain(None) => unreachable!(),
         }
     }
@@ -243,6 +298,7 @@ impl Endpoint {
             }
             #[cfg(unix)]
             Endpoint::Socket(_) => (/* inapplicable */),
+            Endpoint::Blocking { .. } => (/* set before the move */),
         }
         Ok(())
     }
@@ -289,6 +345,13 @@ impl AsyncRead for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_read(cx, buf),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_read(cx, buf),
+            Self::Blocking { io, .. } => {
+                // SAFETY: `BlockingIo::read` writes the first `n` bytes it reports (its contract).
+                Poll::Ready(io.read(unsafe { buf.unfilled_mut() }).map(|n| {
+                    unsafe { buf.assume_init(n) };
+                    buf.advance(n);
+                }))
+            }
         })
     }
 }
@@ -310,6 +373,7 @@ impl AsyncWrite for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_write(cx, buf),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_write(cx, buf),
+            Self::Blocking { io, .. } => Poll::Ready(io.write(buf)),
         })
     }
 
@@ -328,6 +392,7 @@ impl AsyncWrite for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_flush(cx),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_flush(cx),
+            Self::Blocking { io, .. } => Poll::Ready(io.flush()),
         })
     }
 
@@ -346,6 +411,7 @@ impl AsyncWrite for Endpoint {
             Self::Secure(stream) => Pin::new(stream).poll_shutdown(cx),
             #[cfg(unix)]
             Self::Socket(stream) => Pin::new(stream).poll_shutdown(cx),
+            Self::Blocking { io, .. } => Poll::Ready(io.shutdown()),
         })
     }
 }
@@ -421,6 +487,18 @@ impl Stream {
 
     pub(crate) fn set_tcp_nodelay(&self, val: bool) -> io::Result<()> {
         self.codec.as_ref().unwrap().get_ref().set_tcp_nodelay(val)
+    }
+
+    /// spindle patch: see [`Endpoint::set_blocking_io`].
+    #[cfg(unix)]
+    pub(crate) fn set_blocking_io(
+        &mut self,
+        make: impl FnOnce(std::os::fd::OwnedFd) -> Box<dyn BlockingIo>,
+    ) -> io::Result<bool> {
+        match self.codec.as_mut() {
+            Some(codec) => codec.get_mut().set_blocking_io(make),
+            None => Ok(false),
+        }
     }
 
     pub(crate) async fn make_secure(
@@ -502,12 +580,25 @@ impl Stream {
     }
 }
 
+/// spindle patch: the free space a blocking endpoint's read buffer has before each read.
+const BLOCKING_READ_ROOM: usize = 16 * 1024;
+
 impl stream::Stream for Stream {
     type Item = std::result::Result<PooledBuf, IoError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if !self.closed {
-            let item = ready!(Pin::new(self.codec.as_mut().unwrap()).poll_next(cx)).transpose()?;
+            let codec = self.codec.as_mut().unwrap();
+            if let Endpoint::Blocking { .. } = codec.get_ref() {
+                // spindle patch: every read of a blocking endpoint gets room for a whole reply
+                // (as libmysqlclient's 16 KiB reads) instead of what is left at the end of the
+                // buffer, so a reply is not split over two reads each time the buffer wraps.
+                let buf = codec.read_buffer_mut();
+                if buf.capacity() - buf.len() < BLOCKING_READ_ROOM {
+                    buf.reserve(BLOCKING_READ_ROOM);
+                }
+            }
+            let item = ready!(Pin::new(codec).poll_next(cx)).transpose()?;
             Poll::Ready(Ok(item).transpose())
         } else {
             Poll::Ready(None)

@@ -33,6 +33,12 @@ impl Socket {
             inner: tokio::net::UnixStream::connect(path).await?,
         })
     }
+
+    /// spindle patch: the socket out of tokio's reactor (still non-blocking), for
+    /// `Endpoint::set_blocking_io`.
+    pub(crate) fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
+        self.inner.into_std()
+    }
 }
 
 impl AsyncRead for Socket {

@@ -55,6 +55,7 @@ impl Endpoint {
             Endpoint::Secure(_) => unreachable!(),
             #[cfg(unix)]
             Endpoint::Socket(_) => unreachable!(),
+            Endpoint::Blocking { .. } => unreachable!(),
         };
 
         Ok(())

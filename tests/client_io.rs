@@ -1,0 +1,363 @@
+//! The measured loop's connections read through io_uring (`db::sockets`, `db::uring`, the
+//! vendored mysql_async's `Conn::set_blocking_io`), against a real MariaDB started by
+//! spindle's provisioning (`tests/common`): the protocol stays in step over the unix socket
+//! and TCP (large results and requests, several result sets, errors), a server that stops
+//! answering is a lost connection after the read timeout (directly and in an OLTP run), and a
+//! run blocked on such a server still stops and aborts in time.
+
+mod common;
+
+use common::{free_tcp_port, TestServer};
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Params, Value};
+use spindle::db::sockets::read_through_io_uring;
+use spindle::db::{classify, ErrorClass, IgnoreErrors};
+use spindle::engine::{Controller, Counters, Measurement, Silent};
+use spindle::oltp::{self, ClientIo, ConnectionConfig, OltpConfig, Workload};
+use spindle::provision::mysqld;
+use std::time::{Duration, Instant};
+
+fn connection(srv: &TestServer) -> ConnectionConfig {
+    ConnectionConfig {
+        socket: Some(srv.client.socket.clone()),
+        user: srv.client.user.clone(),
+        password: srv.client.password.clone(),
+        database: srv.client.database.clone(),
+        ..Default::default()
+    }
+}
+
+fn config(srv: &TestServer) -> OltpConfig {
+    OltpConfig {
+        workload: Workload::PointSelect,
+        tables: 1,
+        table_size: 300,
+        threads: 2,
+        time_s: 0,
+        events: 0,
+        connection: connection(srv),
+        ..Default::default()
+    }
+}
+
+fn diagnostics_say(r: &Measurement, prefix: &str) -> u64 {
+    r.diagnostics
+        .iter()
+        .find_map(|n| {
+            n.strip_prefix(prefix)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no diagnostic starting {prefix:?} in {:?}", r.diagnostics))
+}
+
+fn signal_server(srv: &TestServer, sig: i32) {
+    let pid = mysqld::status(srv.datadir())
+        .unwrap()
+        .pid
+        .expect("server pid");
+    // SAFETY: plain kill(2) on the test server's pid.
+    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+}
+
+/// Sends SIGCONT to a stopped test server when dropped (a failing test must not leave it
+/// stopped: its own drop could not stop it then).
+struct Stopped<'a>(&'a TestServer);
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        signal_server(self.0, libc::SIGCONT);
+    }
+}
+
+async fn prepare(srv: &TestServer) {
+    let mut c = config(srv);
+    c.events = 1;
+    tokio::task::spawn_blocking(move || oltp::prepare(&c, &Controller::new(), &Silent))
+        .await
+        .unwrap()
+        .expect("prepare failed");
+}
+
+/// The exchanges of `dropped_results_keep_the_protocol_in_step` (tests/oltp.rs) and more, on
+/// a connection read through io_uring.
+async fn exchanges(conn: &mut Conn) {
+    conn.query_drop("DROP TABLE IF EXISTS t").await.unwrap();
+    conn.query_drop("CREATE TABLE t (id INT PRIMARY KEY, c CHAR(120) NOT NULL)")
+        .await
+        .unwrap();
+    conn.query_drop(
+        "INSERT INTO t SELECT seq, REPEAT(CHAR(65 + seq % 26), 120) FROM seq_1_to_5000",
+    )
+    .await
+    .unwrap();
+    let range = conn
+        .prep("SELECT id, c FROM t WHERE id BETWEEN ? AND ?")
+        .await
+        .unwrap();
+    for round in 0..20u32 {
+        // Up to 2000 rows (~250 KB, many reads) dropped, then an exact answer.
+        let hi = Value::UInt(1 + u64::from(round) * 100);
+        conn.exec_drop_unboxed(&range, Params::Positional(vec![Value::Int(1), hi]))
+            .await
+            .unwrap();
+        let n: u32 = conn
+            .exec_first("SELECT COUNT(*) FROM t WHERE id <= ?", (round,))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, round, "binary protocol out of step");
+        // Decoded rows, text protocol.
+        let rows: Vec<(u32, String)> = conn
+            .query(format!("SELECT id, c FROM t WHERE id > {round} LIMIT 300"))
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 300);
+        assert_eq!(rows[0].0, round + 1, "text protocol out of step");
+        let last = rows[299].0;
+        let want = char::from(65 + (last % 26) as u8).to_string().repeat(120);
+        assert_eq!((last, &rows[299].1), (round + 300, &want));
+    }
+    // A reply of more than 16 MiB (a row over two packets) and a request of 8 MiB (more than
+    // a socket buffer takes at once: the send waits for room).
+    let big: Option<(String, u32)> = conn
+        .query_first("SELECT REPEAT('x', 17000000), 1")
+        .await
+        .unwrap();
+    assert_eq!(big.map(|(s, n)| (s.len(), n)), Some((17_000_000, 1)));
+    let sent = "y".repeat(8 << 20);
+    let len: Option<u64> = conn
+        .query_first(format!("SELECT LENGTH('{sent}')"))
+        .await
+        .unwrap();
+    assert_eq!(len, Some(8 << 20));
+    // A server error, then the connection still works; a transaction across statements.
+    let e = conn
+        .query_drop("SELECT * FROM no_such_table")
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("1146"), "{e}");
+    conn.query_drop("BEGIN").await.unwrap();
+    conn.query_drop("UPDATE t SET c = 'z' WHERE id = 1")
+        .await
+        .unwrap();
+    assert_eq!(conn.affected_rows(), 1);
+    conn.query_drop("ROLLBACK").await.unwrap();
+    let c: Option<String> = conn
+        .query_first("SELECT c FROM t WHERE id = 1")
+        .await
+        .unwrap();
+    assert_eq!(c.as_deref(), Some("B".repeat(120).as_str()));
+    // A command without a reply (COM_STMT_CLOSE) is held back and goes out with the next one.
+    let before = stmt_closes(conn).await;
+    let two = conn.prep("SELECT 2").await.unwrap();
+    conn.close(two).await.unwrap();
+    assert_eq!(
+        stmt_closes(conn).await,
+        before + 1,
+        "COM_STMT_CLOSE reached the server"
+    );
+}
+
+async fn stmt_closes(conn: &mut Conn) -> u64 {
+    let (_, n): (String, u64) = conn
+        .query_first("SHOW SESSION STATUS LIKE 'Com_stmt_close'")
+        .await
+        .unwrap()
+        .unwrap();
+    n
+}
+
+/// Connections the server counts as ended without COM_QUIT.
+async fn aborted_clients(srv: &TestServer) -> u64 {
+    let mut side = Conn::new(srv.opts()).await.unwrap();
+    let (_, n): (String, u64) = side
+        .query_first("SHOW GLOBAL STATUS LIKE 'Aborted_clients'")
+        .await
+        .unwrap()
+        .unwrap();
+    side.disconnect().await.unwrap();
+    n
+}
+
+#[tokio::test]
+async fn the_protocol_stays_in_step_through_io_uring_over_socket_and_tcp() {
+    let port = free_tcp_port();
+    let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
+    let tcp = mysql_async::OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(port)
+        .user(Some(srv.client.user.clone()))
+        .pass(Some(srv.client.password.clone()))
+        .db_name(Some(srv.client.database.clone()))
+        .into();
+    let endpoints = [("unix socket", srv.opts()), ("TCP", tcp)];
+    for ((what, opts), link) in endpoints.iter().flat_map(|e| [(e, true), (e, false)]) {
+        let what = format!("{what}, requests linked: {link}");
+        let mut conn = Conn::new(opts.clone()).await.unwrap();
+        let moved = read_through_io_uring(&mut conn, Duration::from_secs(30), link)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            moved.is_some(),
+            "{what}: a plain socket must move to io_uring"
+        );
+        assert!(
+            !link || moved == Some(true),
+            "{what}: this kernel links (5.17+)"
+        );
+        // A second call finds nothing to move.
+        let again = read_through_io_uring(&mut conn, Duration::from_secs(30), link).unwrap();
+        assert_eq!(again, None);
+        exchanges(&mut conn).await;
+        // COM_QUIT has no reply either: it must still reach the server before the socket
+        // closes.
+        let aborted = aborted_clients(&srv).await;
+        conn.disconnect().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            aborted_clients(&srv).await,
+            aborted,
+            "{what}: quit without COM_QUIT"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeout() {
+    let srv = TestServer::start().await;
+    let mut conn = Conn::new(srv.opts()).await.unwrap();
+    read_through_io_uring(&mut conn, Duration::from_millis(1500), true).unwrap();
+    let one: Option<u8> = conn.query_first("SELECT 1").await.unwrap();
+    assert_eq!(one, Some(1));
+    // A reply that takes longer than the timeout is cut off too: the timeout is per reply.
+    let started = Instant::now();
+    let stopped = Stopped(&srv);
+    signal_server(&srv, libc::SIGSTOP);
+    let e = conn.query_drop("SELECT 1").await.unwrap_err();
+    let waited = started.elapsed();
+    drop(stopped);
+    assert!(e.to_string().contains("read timeout"), "{e}");
+    assert_eq!(
+        classify(&e, &IgnoreErrors::default()),
+        ErrorClass::Lost(2013)
+    );
+    assert!(
+        waited >= Duration::from_millis(1400) && waited < Duration::from_secs(10),
+        "answered after {waited:?}"
+    );
+    // The connection is closed now, as after any I/O error.
+    let again = conn.query_drop("SELECT 1").await.unwrap_err();
+    assert!(
+        matches!(
+            classify(&again, &IgnoreErrors::default()),
+            ErrorClass::Lost(_)
+        ),
+        "{again}"
+    );
+    assert!(again.to_string().contains("closed"), "{again}");
+    // A slow statement inside the timeout is not cut off.
+    let mut conn = Conn::new(srv.opts()).await.unwrap();
+    read_through_io_uring(&mut conn, Duration::from_secs(5), true).unwrap();
+    conn.query_drop("SELECT SLEEP(2)").await.unwrap();
+    conn.disconnect().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
+    let srv = TestServer::start().await;
+    prepare(&srv).await;
+    // Every connection of a default run is read through io_uring; --client-io=reactor is not.
+    for (io, note) in [
+        (ClientIo::Uring, "replies received through io_uring on "),
+        (ClientIo::Reactor, "writable wake-ups dropped on "),
+    ] {
+        let mut c = config(&srv);
+        c.events = 2000;
+        c.client_io = io;
+        let r = tokio::task::spawn_blocking(move || oltp::run(&c, &Controller::new(), &Silent))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.error, None);
+        assert_eq!(r.events, 2000);
+        assert_eq!(diagnostics_say(&r, note), 2, "{io:?}: {:?}", r.diagnostics);
+    }
+    // A server that stops answering: every statement in flight times out (2013), reconnecting
+    // finds no answer either, and the run ends with the error and the work done before.
+    let mut c = config(&srv);
+    c.time_s = 120;
+    c.connection.read_timeout_s = 2.0;
+    c.reconnect_timeout_s = 2.0;
+    let started = Instant::now();
+    let run = tokio::task::spawn_blocking(move || oltp::run(&c, &Controller::new(), &Silent));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let stopped = Stopped(&srv);
+    signal_server(&srv, libc::SIGSTOP);
+    let r = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("the run did not end: the read timeout did not fire")
+        .unwrap()
+        .expect("a partial result, not an Err");
+    let took = started.elapsed();
+    drop(stopped);
+    let err = r.error.clone().expect("the run must end with an error");
+    assert!(err.contains("lost the connection"), "{err}");
+    assert!(err.contains("read timeout"), "{err}");
+    assert!(err.contains("could not reconnect"), "{err}");
+    assert!(err.contains("no answer from"), "{err}");
+    let Counters::Oltp(counters) = &r.counters else {
+        panic!("not OLTP counters")
+    };
+    assert!(counters.errors_by_code.contains_key("2013"), "{counters:?}");
+    assert!(r.events > 0, "the work before the stop is kept");
+    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_in_io_uring_stops_and_aborts_in_time() {
+    let srv = TestServer::start().await;
+    prepare(&srv).await;
+    // Stop: every connection finishes the query in flight and the run ends at once.
+    let controller = Controller::new();
+    let mut c = config(&srv);
+    c.time_s = 60;
+    let ctl = controller.clone();
+    let run = tokio::task::spawn_blocking(move || oltp::run(&c, &ctl, &Silent));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let asked = Instant::now();
+    controller.ask_to_stop();
+    let r = run.await.unwrap().unwrap();
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(r.error, None);
+    assert!(r.events > 0);
+    // Abort while every connection waits for a server that does not answer: the run gives up
+    // on them after its grace period, long before their read timeout.
+    let controller = Controller::new();
+    let mut c = config(&srv);
+    c.time_s = 60;
+    c.connection.read_timeout_s = 30.0;
+    let ctl = controller.clone();
+    let run = tokio::task::spawn_blocking(move || oltp::run(&c, &ctl, &Silent));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let stopped = Stopped(&srv);
+    signal_server(&srv, libc::SIGSTOP);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked = Instant::now();
+    controller.abort();
+    let r = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the aborted run did not end")
+        .unwrap()
+        .unwrap();
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+    drop(stopped);
+    let err = r.error.expect("an aborted run says so");
+    assert!(err.contains("aborted"), "{err}");
+}
