@@ -36,6 +36,8 @@ fn config(srv: &TestServer) -> OltpConfig {
         time_s: 0,
         events: 0,
         connection: connection(srv),
+        // the io_uring path is what this file tests (the default is the reactor)
+        client_io: ClientIo::Uring,
         ..Default::default()
     }
 }
@@ -265,7 +267,7 @@ async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeo
 async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     let srv = TestServer::start().await;
     prepare(&srv).await;
-    // Every connection of a default run is read through io_uring; --client-io=reactor is not.
+    // Every connection of a --client-io=uring run is read through io_uring; the reactor's are not.
     for (io, note) in [
         (ClientIo::Uring, "replies received through io_uring on "),
         (ClientIo::Reactor, "writable wake-ups dropped on "),

@@ -1,15 +1,15 @@
 //! How the measured loop's connections wait for replies, and the client threads' runtime,
 //! ready handshake and join that both engines use.
 //!
-//! * **io_uring** (`ClientIo::Uring`, the default, for a client thread that drives one
-//!   connection): after connecting and preparing, the connection's socket leaves tokio's
+//! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
+//!   drives one connection): after connecting and preparing, the connection's socket leaves tokio's
 //!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
 //!   `Conn::set_blocking_io`): one `io_uring_enter` per statement, the request sent in it
 //!   (sysbench's blocking client does one send and one receive). The thread sleeps in the kernel while its
 //!   one query is in flight; nothing else runs on it. A reply that does not come within the
 //!   connection's read timeout is a lost connection (2013).
-//! * **The reactor without write wake-ups** (threads with several connections, `ClientIo::Reactor`,
-//!   or where io_uring is unavailable): tokio registers every socket for readable AND writable
+//! * **The reactor without write wake-ups** (`ClientIo::Reactor`, the default; threads with
+//!   several connections, or where io_uring is unavailable): tokio registers every socket for readable AND writable
 //!   events (edge-triggered). On a unix stream socket the kernel signals EPOLLOUT each time the
 //!   peer *reads* (unix_write_space has no "was full" check, unlike TCP), so every query woke the
 //!   client thread twice: once when the server read the request (useless), once when the reply
@@ -40,12 +40,14 @@ use std::time::Duration;
 pub enum ClientIo {
     /// A client thread with one connection reads it through io_uring, the request sent in
     /// the same system call (one `io_uring_enter` per statement); threads with several
-    /// connections use the reactor.
-    #[default]
+    /// connections use the reactor. Fewer system calls than sysbench, but more client CPU per
+    /// query than the reactor on a quiet 2-core machine (BENCHMARKS.md), hence not the default.
     Uring,
     /// The same with the request sent by its own `send(2)` (two system calls per statement).
     UringSend,
-    /// tokio's reactor for every connection (epoll_wait + recv per reply).
+    /// tokio's reactor for every connection (epoll_wait + recv per reply), writable wake-ups
+    /// dropped. The default: the least client CPU per query measured.
+    #[default]
     Reactor,
 }
 
