@@ -211,6 +211,8 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
         run_cfg.time_s,
         run_cfg.report_interval_s,
     ) = (4, 10, 5);
+    // Through io_uring here (--client-io=uring; the reactor, the default, below).
+    run_cfg.client_io = ClientIo::Uring;
     let m = run(&run_cfg).await;
     assert_eq!(m.error, None);
     // One connection per client thread, each read through io_uring (db::sockets).
