@@ -10,6 +10,8 @@ main() {
 	local start=$SECONDS rootfs
 	[[ -f $BINARY ]] || die "no aarch64 binary at $BINARY (run: make -C image binary)"
 	rootfs=$("$IMAGE_DIR/scripts/build-rootfs.sh")
+	# the staging tree and genimage's files go to build/ even when the rootfs cache is elsewhere
+	mkdir -p "$BUILD_DIR"
 	"$IMAGE_DIR/scripts/post-build.sh" "$rootfs" "$BUILD_DIR/staging" "$BINARY"
 	"$IMAGE_DIR/scripts/post-image.sh" "$BUILD_DIR/staging"
 	log "build-image: done in $((SECONDS - start)) s"
