@@ -485,7 +485,7 @@ set_stick_config() {
 	mcopy -o -i "$WORK/stick.img" "$WORK/stick-spindle.toml" ::/spindle.toml
 }
 
-# check_bundles STEP: the run bundles (results.json schema_version 2, written by the
+# check_bundles STEP: the run bundles (results.json schema_version 3, written by the
 # appliance's sink) under spindle/ on the stick after boot STEP (first, after-cut, no-targets).
 check_bundles() {
 	python3 - "$1" "$STICK_COPY" "$SERIAL_BLANK_BOT" "$SERIAL_BLANK_UAS" "$SERIAL_DATADISK" "$SERIAL_USB2" <<-'PY'
@@ -523,8 +523,8 @@ check_bundles() {
 	    problems.extend(f"{name}/{f} missing" for f in ("summary.txt", "results.csv", "report.html") if not (run / f).is_file())
 	    page = (run / "report.html").read_text() if (run / "report.html").is_file() else ""
 	    problems.extend(f"{name}: report.html does not name {s}" for s in (blank1, blank2) if s not in page)
-	    if d.get("schema_version") != 2:
-	        problems.append(f"{name}: schema_version {d.get('schema_version')} (checks written for 2)")
+	    if d.get("schema_version") != 3:
+	        problems.append(f"{name}: schema_version {d.get('schema_version')} (checks written for 3)")
 	    if d.get("status") != "complete":
 	        problems.append(f"{name}: run status {d.get('status')!r}, expected 'complete'")
 	    targets = {(t.get("disk") or {}).get("serial"): t for t in d.get("targets", [])}

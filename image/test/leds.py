@@ -167,10 +167,14 @@ def classify(levels):
     """What one LED did over (t, level) samples: a signal name, or None when too short to say."""
     if not levels:
         return None
+    # A steady level is only told from a blink over a window longer than the blinks' longest
+    # run of that level: a slow blink's on (0.5 s), a flash group's pause (1.5 s). A stage that
+    # lasts less (a copy to the stick on a quiet machine: 0.1 s) cannot be judged.
+    span = levels[-1][0] - levels[0][0]
     if all(lv for _, lv in levels):
-        return "on"
+        return "on" if span >= 0.6 else None
     if not any(lv for _, lv in levels):
-        return "off"
+        return "off" if span >= 1.6 else None
     inner = runs(levels)[1:-1]  # the first and last runs are cut by the window
     on = [e - s for lv, s, e in inner if lv]
     off = [e - s for lv, s, e in inner if not lv]
@@ -224,7 +228,7 @@ def check(a):
     gaps = [b[0] - a_[0] for a_, b in zip(samples, samples[1:])]
     report = [f"{len(samples)} samples, median interval {statistics.median(gaps) * 1000:.0f} ms, "
               f"longest gap {max(gaps) * 1000:.0f} ms; {len(events)} events"]
-    problems, judged, last = [], {}, None
+    problems, judged, spans, last = [], {}, {}, None
     stopped = [t for t, text in events if text == "daemon stopped"]
     signal = [t for t, text in events if text.startswith("signal received")]
     # Stretches run from one status line to the next (or to the daemon's stop): a button event
@@ -253,6 +257,7 @@ def check(a):
             verdicts.append(f"{role} {seen[i]}" + ("" if ok else f" != said {said[i]!r}" + (f" / table {table[i]!r}" if table else "")))
             if not ok:
                 problems.append(f"{pattern} at +{t0 - samples[0][0]:.1f} s: {role} {seen[i]}, said {said[i]!r}" + (f", table {table[i]!r}" if table else ""))
+        spans.setdefault(pattern, []).append(hi - lo)
         complete = all(s is not None for s in seen)
         if complete and all(seen[i] == said[i] for i in range(3)):
             judged.setdefault(pattern, []).append(hi - lo)
@@ -262,7 +267,7 @@ def check(a):
             problems.append(f"final pattern {last[0] if last else None!r}, expected {a.final!r}")
         elif last[0] not in judged:
             problems.append(f"final pattern {last[0]!r} was not seen on the pins")
-        elif signal and not last[1] < signal[0] < last[2]:
+        elif signal and not last[1] < signal[0] <= last[2]:  # stop and signal may share a read
             problems.append(f"final pattern {last[0]!r} did not last until the daemon was stopped")
         elif not signal:
             problems.append("the daemon was not stopped by a signal while the samples ran")
@@ -279,7 +284,15 @@ def check(a):
         if lit:
             problems.append(f"LEDs lit after the daemon stopped ({len(lit)} of {len(after)} samples)")
     for want in a.expect or []:
-        if not any(p.startswith(want) for p in judged):
+        if any(p.startswith(want) for p in judged):
+            continue
+        shown = [d for p, ds in spans.items() if p.startswith(want) for d in ds]
+        if shown and max(shown) < 0.6:
+            # said on the console, but over before one blink could be told from a steady level
+            # (a copy to the stick takes 0.1 s on a quiet machine): noted, not a failure; what
+            # was seen in it is still checked above
+            report.append(f"stage {want!r}: shown for {max(shown):.1f} s at most, too short to read on the pins")
+        else:
             problems.append(f"stage {want!r}: no stretch of it was seen and matched on the pins")
     report.append("matched stages: " + ", ".join(f"{p} ({len(d)}x)" for p, d in judged.items()))
     report.extend(f"PROBLEM: {p}" for p in problems)
