@@ -104,16 +104,11 @@ pub struct TpccArgs {
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
-    /// How the run's connections wait for replies, for A/B measurements: uring (a thread's
-    /// only connection is read through io_uring, the request sent in the same system call),
-    /// uring-send (the request by its own send) or reactor (tokio's epoll).
-    #[arg(
-        long,
-        hide = true,
-        default_value = "uring",
-        value_name = "uring|reactor"
-    )]
-    pub client_io: String,
+    /// How the run's connections wait for replies, for A/B measurements: reactor (tokio's
+    /// epoll, the default), uring (a thread's only connection is read through io_uring, the
+    /// request sent in the same system call) or uring-send (the request by its own send).
+    #[arg(long, hide = true, value_name = "reactor|uring|uring-send")]
+    pub client_io: Option<String>,
     /// tpcc_load's -l/-m/-n (partial loads) and tpcc_start's -m/-o (several schemas): not
     /// supported, refused with an explanation.
     #[arg(short = 'm', hide = true, value_name = "N")]

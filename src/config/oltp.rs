@@ -161,12 +161,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         load_data: true,
         skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
-        client_io: crate::db::ClientIo::parse(&args.client_io).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--client-io {}: use uring, uring-send or reactor",
-                args.client_io
-            )
-        })?,
+        client_io: crate::db::ClientIo::from_flag(args.client_io.as_deref())?,
     };
     cfg.validate()?;
     Ok(cfg)
@@ -232,6 +227,27 @@ mod tests {
     fn pair(w: &[&str]) -> (Workload, OltpCommand) {
         let p = parse_words(&words(w)).unwrap();
         (p.workload, p.command)
+    }
+
+    #[test]
+    fn the_command_line_client_io_defaults_to_the_reactor() {
+        use clap::Parser as _;
+        let args = |extra: &[&str]| {
+            let mut v = vec!["spindle", "oltp", "read_write", "run"];
+            v.extend_from_slice(extra);
+            match crate::cli::Cli::try_parse_from(v).unwrap().command {
+                crate::cli::Command::Oltp(a) => a,
+                other => panic!("{other:?}"),
+            }
+        };
+        let io = |a: &OltpArgs| config_from_args(a, Workload::ReadWrite).map(|c| c.client_io);
+        assert_eq!(io(&args(&[])).unwrap(), crate::db::ClientIo::Reactor);
+        assert_eq!(
+            io(&args(&["--client-io=uring"])).unwrap(),
+            crate::db::ClientIo::Uring
+        );
+        let e = io(&args(&["--client-io=epoll"])).unwrap_err().to_string();
+        assert!(e.contains("--client-io epoll: use reactor"), "{e}");
     }
 
     #[test]

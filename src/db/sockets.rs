@@ -57,6 +57,16 @@ impl ClientIo {
         ClientIo::Reactor
     }
 
+    /// The hidden `--client-io` flag: the default ([`ClientIo::Reactor`]) when not given.
+    pub fn from_flag(flag: Option<&str>) -> anyhow::Result<Self> {
+        match flag {
+            None => Ok(ClientIo::default()),
+            Some(s) => Self::parse(s).ok_or_else(|| {
+                anyhow::anyhow!("--client-io {s}: use reactor, uring or uring-send")
+            }),
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "uring" | "io_uring" => Some(ClientIo::Uring),
