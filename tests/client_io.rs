@@ -13,19 +13,9 @@ use mysql_async::{Conn, Params, Value};
 use spindle::db::sockets::read_through_io_uring;
 use spindle::db::{classify, ErrorClass, IgnoreErrors};
 use spindle::engine::{Controller, Counters, Measurement, Silent};
-use spindle::oltp::{self, ClientIo, ConnectionConfig, OltpConfig, Workload};
+use spindle::oltp::{self, ClientIo, OltpConfig, Workload};
 use spindle::provision::mysqld;
 use std::time::{Duration, Instant};
-
-fn connection(srv: &TestServer) -> ConnectionConfig {
-    ConnectionConfig {
-        socket: Some(srv.client.socket.clone()),
-        user: srv.client.user.clone(),
-        password: srv.client.password.clone(),
-        database: srv.client.database.clone(),
-        ..Default::default()
-    }
-}
 
 fn config(srv: &TestServer) -> OltpConfig {
     OltpConfig {
@@ -35,7 +25,7 @@ fn config(srv: &TestServer) -> OltpConfig {
         threads: 2,
         time_s: 0,
         events: 0,
-        connection: connection(srv),
+        connection: srv.connection(),
         // the io_uring path is what this file tests (the default is the reactor)
         client_io: ClientIo::Uring,
         ..Default::default()

@@ -16,16 +16,6 @@ use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 
-fn connection(srv: &TestServer) -> ConnectionConfig {
-    ConnectionConfig {
-        socket: Some(srv.client.socket.clone()),
-        user: srv.client.user.clone(),
-        password: srv.client.password.clone(),
-        database: srv.client.database.clone(),
-        ..Default::default()
-    }
-}
-
 fn config(srv: &TestServer, workload: Workload, tables: u32, size: u32) -> OltpConfig {
     OltpConfig {
         workload,
@@ -38,7 +28,7 @@ fn config(srv: &TestServer, workload: Workload, tables: u32, size: u32) -> OltpC
             seed: 7,
             ..Default::default()
         },
-        connection: connection(srv),
+        connection: srv.connection(),
         ..Default::default()
     }
 }

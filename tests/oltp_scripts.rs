@@ -9,7 +9,7 @@ use common::TestServer;
 use mysql_async::prelude::Queryable;
 use spindle::engine::{Controller, Silent};
 use spindle::engine::{Counters, Measurement, OltpCounters};
-use spindle::oltp::{self, ConnectionConfig, OltpConfig, Workload};
+use spindle::oltp::{self, OltpConfig, Workload};
 
 const LEGACY: &str = "/usr/share/sysbench/tests/include/oltp_legacy";
 
@@ -21,13 +21,7 @@ fn config(srv: &TestServer, workload: Workload) -> OltpConfig {
         threads: 1,
         time_s: 0,
         events: 30,
-        connection: ConnectionConfig {
-            socket: Some(srv.client.socket.clone()),
-            user: srv.client.user.clone(),
-            password: srv.client.password.clone(),
-            database: srv.client.database.clone(),
-            ..Default::default()
-        },
+        connection: srv.connection(),
         ..Default::default()
     }
 }

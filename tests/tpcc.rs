@@ -7,7 +7,6 @@ mod common;
 
 use common::TestServer;
 use mysql_async::prelude::Queryable;
-use spindle::db::ConnectionConfig;
 use spindle::engine::{Controller, Observer, Silent};
 use spindle::engine::{Counters, Measurement, TpccCounters};
 use spindle::tpcc::deck::{
@@ -30,16 +29,6 @@ async fn server() -> TestServer {
     .await
 }
 
-fn connection(srv: &TestServer) -> ConnectionConfig {
-    ConnectionConfig {
-        socket: Some(srv.client.socket.clone()),
-        user: srv.client.user.clone(),
-        password: srv.client.password.clone(),
-        database: srv.client.database.clone(),
-        ..Default::default()
-    }
-}
-
 fn config(srv: &TestServer) -> TpccConfig {
     TpccConfig {
         warehouses: 1,
@@ -49,7 +38,7 @@ fn config(srv: &TestServer) -> TpccConfig {
         report_interval_s: 2,
         load_connections: 2,
         seed: 7,
-        connection: connection(srv),
+        connection: srv.connection(),
         ..Default::default()
     }
 }
@@ -361,10 +350,10 @@ fn new_order(items: &[u32]) -> Input {
 /// and rolls back; payment.c, delivery.c, slev.c likewise), the batched shape its nine.
 async fn statements_at_the_server(srv: &TestServer) {
     let mut side = mysql_async::Conn::new(srv.opts()).await.unwrap();
-    let mut rw = tpcc::Probe::new(&connection(srv), Statements::TpccMysql)
+    let mut rw = tpcc::Probe::new(&srv.connection(), Statements::TpccMysql)
         .await
         .unwrap();
-    let mut batched = tpcc::Probe::new(&connection(srv), Statements::Batched)
+    let mut batched = tpcc::Probe::new(&srv.connection(), Statements::Batched)
         .await
         .unwrap();
     for items in [

@@ -89,6 +89,17 @@ impl TestServer {
         &self.spec.datadir
     }
 
+    /// The engines' connection settings for the benchmark login over the unix socket.
+    pub fn connection(&self) -> spindle::db::ConnectionConfig {
+        spindle::db::ConnectionConfig {
+            socket: Some(self.client.socket.clone()),
+            user: self.client.user.clone(),
+            password: self.client.password.clone(),
+            database: self.client.database.clone(),
+            ..Default::default()
+        }
+    }
+
     /// mysql_async options for the benchmark login over the unix socket.
     pub fn opts(&self) -> mysql_async::Opts {
         mysql_async::OptsBuilder::default()
