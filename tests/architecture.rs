@@ -1,7 +1,8 @@
-//! The layering rules of docs/ARCHITECTURE.md, checked from the source: which top-level module
-//! may name which (`crate::X` in `use` lines and paths, outside unit tests), no import cycle
-//! between top-level modules, and the size limits (files ≤ 700 lines of non-test code,
-//! functions ≤ 100 lines except the byte-exact sysbench report formatters).
+//! The layering rules of docs/ARCHITECTURE.md, checked from the source through one import graph
+//! between files (`architecture/file_graph.rs`, non-test code), folded by module where a rule is
+//! about modules: the layer order, forbidden pairs, no cycle between top-level modules and none
+//! between files, where crates may be named, and the size limits (files ≤ 700 lines of non-test
+//! code, functions ≤ 100 lines except the byte-exact sysbench report formatters).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -152,58 +153,22 @@ fn module_of(rel: &Path) -> Option<String> {
     (m != "main" && m != "lib").then_some(m)
 }
 
-/// Every top-level module a line names as `crate::X`.
-fn named_modules(line: &str) -> Vec<String> {
-    let code = line.split("//").next().unwrap_or("");
-    let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(i) = rest.find("crate::") {
-        let after = &rest[i + 7..];
-        let name: String = after
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            out.push(name);
-        }
-        rest = after;
-    }
-    // `use crate::{a, b::c}` names several
-    if let Some(i) = code.find("crate::{") {
-        for part in code[i + 8..].split([',', '}']) {
-            let name: String = part
-                .trim()
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.push(name);
-            }
-        }
-    }
-    out
-}
-
+/// The arrows between top-level modules: every file-level edge of [`file_graph::graph`] whose
+/// ends lie in different modules, with the line that makes it (`from file:line`).
 fn graph() -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
     let layers = layers();
     let mut g: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
-    for f in files {
-        let rel = f.strip_prefix(src()).unwrap().to_path_buf();
-        let Some(from) = module_of(&rel) else {
+    for (from_file, tos) in file_graph::graph(&src()) {
+        let Some(from) = module_of(Path::new(&from_file)) else {
             continue;
         };
-        let text = std::fs::read_to_string(&f).unwrap();
-        for (n, line) in non_test_lines(&text).iter().enumerate() {
-            for to in named_modules(line) {
-                if to != from && layer_of(&layers, &to).is_some() {
-                    g.entry(from.clone())
-                        .or_default()
-                        .entry(to)
-                        .or_default()
-                        .push(format!("{}:{}", rel.display(), n + 1));
-                }
+        for (to_file, lines) in tos {
+            let Some(to) = module_of(Path::new(&to_file)) else {
+                continue;
+            };
+            if to != from && layer_of(&layers, &to).is_some() {
+                let sites = g.entry(from.clone()).or_default().entry(to).or_default();
+                sites.extend(lines.iter().map(|l| format!("{from_file}:{l}")));
             }
         }
     }
@@ -534,13 +499,16 @@ fn functions(lines: &[&str]) -> Vec<(String, usize, usize)> {
 #[test]
 fn the_checker_sees_what_it_checks() {
     // A cycle and a long function are caught, not silently passed.
-    assert_eq!(
-        named_modules("use crate::{config::x, run};"),
-        ["config", "run"]
+    // The module graph is the file graph folded by module: it sees the arrows that are there.
+    let g = graph();
+    assert!(
+        g["run"].contains_key("provision") && g["cmd"].contains_key("run"),
+        "{g:?}"
     );
-    assert_eq!(
-        named_modules("let x = crate::units::parse_size(s); // crate::cli"),
-        ["units"]
+    assert!(
+        !g.contains_key("units"),
+        "units names no other module: {:?}",
+        g.get("units")
     );
     let long: Vec<String> = std::iter::once("fn big() {".to_string())
         .chain((0..120).map(|_| "    let s = \"}\"; // }".to_string()))
