@@ -135,7 +135,7 @@ pub struct OltpConfig {
     /// sysbench's multi-row INSERTs). The tables are the same either way.
     pub load_data: bool,
     /// run: stop the kernel waking the client when the server has read a request (see
-    /// `oltp::sockets`); halves the client's wake-ups per query on unix sockets.
+    /// `db::sockets`); halves the client's wake-ups per query on unix sockets.
     pub skip_write_wakeups: bool,
     /// OS threads driving the connections (0 = one per connection, like sysbench); each runs a
     /// single-threaded tokio runtime with its share of the connections.

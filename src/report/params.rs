@@ -3,7 +3,10 @@
 //! credentials and seeds left out), and the differences between two fingerprints
 //! ([`differences`]), which is why `report compare` keeps two results apart.
 
+use crate::fileio::FileioConfig;
 use crate::model::{BenchResult, TestOptions};
+use crate::oltp::{OltpConfig, RandConfig};
+use crate::tpcc::TpccConfig;
 use crate::units::{count, human_size};
 use serde_json::Value;
 
@@ -70,31 +73,43 @@ pub fn describe(r: &BenchResult) -> String {
     parts.join(", ")
 }
 
-/// The options that decide what a test measures, as JSON: the typed options without where the
-/// files or the server were (`dir`, `connection`), the seed and the interval length.
+/// The options that decide what a test measures, as JSON: the typed options with where the
+/// files or the server were (`dir`, `connection`), the seeds, the reporting cadence and
+/// percentile, and how the client waited for replies (threads, io, LOAD DATA) set to one
+/// value, so they never tell two results apart. Named as fields, so a renamed one fails to
+/// compile instead of leaking into `report compare`; a new field counts until it is listed.
 pub fn fingerprint(r: &BenchResult) -> Value {
-    let mut v = serde_json::to_value(&r.options).unwrap_or(Value::Null);
-    if let Some(o) = v.as_object_mut() {
-        for k in [
-            "dir",
-            "connection",
-            "rand_seed",
-            "report_interval",
-            "report_interval_s",
-            "histogram",
-            "percentile",
-            "client_threads",
-            "skip_write_wakeups",
-            "client_io",
-            "load_data",
-        ] {
-            o.remove(k);
-        }
-        if let Some(rand) = o.get_mut("rand").and_then(|r| r.as_object_mut()) {
-            rand.remove("seed");
-        }
-    }
-    v
+    let measured = match &r.options {
+        TestOptions::Fileio(c) => TestOptions::Fileio(FileioConfig {
+            dir: Default::default(),
+            rand_seed: 0,
+            report_interval: None,
+            histogram: false,
+            percentile: 0.0,
+            ..c.clone()
+        }),
+        TestOptions::Oltp(c) => TestOptions::Oltp(Box::new(OltpConfig {
+            connection: Default::default(),
+            rand: RandConfig { seed: 0, ..c.rand },
+            report_interval_s: 0,
+            percentile: 0,
+            client_threads: 0,
+            skip_write_wakeups: false,
+            client_io: Default::default(),
+            load_data: false,
+            ..(**c).clone()
+        })),
+        TestOptions::Tpcc(c) => TestOptions::Tpcc(Box::new(TpccConfig {
+            connection: Default::default(),
+            seed: 0,
+            report_interval_s: 0,
+            client_threads: 0,
+            skip_write_wakeups: false,
+            client_io: Default::default(),
+            ..(**c).clone()
+        })),
+    };
+    serde_json::to_value(&measured).unwrap_or(Value::Null)
 }
 
 fn show(v: Option<&Value>) -> String {
@@ -173,6 +188,42 @@ mod tests {
         assert!(
             line.contains("8 threads") && line.contains("files opened O_DIRECT"),
             "{line}"
+        );
+    }
+
+    #[test]
+    fn where_and_how_the_client_ran_never_tells_two_oltp_or_tpcc_results_apart() {
+        let fileio = sample_fileio_result();
+        let oltp = |c: OltpConfig| BenchResult {
+            options: TestOptions::Oltp(Box::new(c)),
+            ..fileio.clone()
+        };
+        let a = OltpConfig::default();
+        let mut b = a.clone();
+        b.connection.database = "elsewhere".into();
+        b.rand.seed = 9;
+        (b.client_threads, b.report_interval_s, b.load_data) = (2, 1, true);
+        b.skip_write_wakeups = !a.skip_write_wakeups;
+        b.client_io = crate::db::ClientIo::Uring;
+        assert_eq!(fingerprint(&oltp(a.clone())), fingerprint(&oltp(b.clone())));
+        b.rand.kind = crate::oltp::RandType::Pareto;
+        let d = differences(&fingerprint(&oltp(a)), &fingerprint(&oltp(b)));
+        assert_eq!(d, vec!["rand.kind special vs pareto".to_string()]);
+
+        let tpcc = |c: TpccConfig| BenchResult {
+            options: TestOptions::Tpcc(Box::new(c)),
+            ..fileio.clone()
+        };
+        let a = TpccConfig::default();
+        let mut b = a.clone();
+        (b.seed, b.client_threads, b.report_interval_s) = (5, 3, 1);
+        b.connection.port = 3307;
+        assert_eq!(fingerprint(&tpcc(a.clone())), fingerprint(&tpcc(b.clone())));
+        b.warehouses += 1;
+        let d = differences(&fingerprint(&tpcc(a.clone())), &fingerprint(&tpcc(b)));
+        assert_eq!(
+            d,
+            vec![format!("warehouses {} vs {}", a.warehouses, a.warehouses + 1)]
         );
     }
 }
