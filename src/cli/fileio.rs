@@ -1,6 +1,6 @@
 //! `spindle fileio` options: sysbench 1.0's, so a sysbench command line can be pasted.
 
-use super::values::{onoff, size, typed_size, word, Format, Step};
+use super::values::{onoff, size, typed_size, word, word_or, Format, Step};
 
 /// `spindle fileio`: options as sysbench 1.0's, so a sysbench command line can be pasted.
 /// Booleans take `=on|off` (a bare `--validate` means on).
@@ -83,8 +83,8 @@ pub struct FileioArgs {
     #[arg(long, value_name = "N")]
     pub rand_seed: Option<u64>,
     /// sysbench version to emulate: 1.0 or 0.4 (0.4.12) [default: 1.0].
-    #[arg(long, value_name = "VERSION")]
-    pub compat: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = word_or::<crate::fileio::Compat>(crate::fileio::Compat::NAMES, crate::fileio::Compat::ALIASES))]
+    pub compat: Option<crate::fileio::Compat>,
     /// Output format [default: text].
     #[arg(long, value_enum)]
     pub format: Option<Format>,

@@ -27,8 +27,20 @@ pub(crate) fn word<T>(
 where
     T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static,
 {
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(names)
+    word_or(names, &[])
+}
+
+/// [`word`] that also takes the type's other spellings (its serde aliases), unlisted.
+pub(crate) fn word_or<T>(
+    names: &'static [&'static str],
+    aliases: &'static [&'static str],
+) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static,
+{
+    use clap::builder::{PossibleValue, TypedValueParser as _};
+    let hidden = aliases.iter().map(|a| PossibleValue::new(*a).hide(true));
+    clap::builder::PossibleValuesParser::new(names.iter().map(PossibleValue::new).chain(hidden))
         .try_map(|w| crate::units::from_word::<T>(&w).ok_or("not one of the possible values"))
 }
 

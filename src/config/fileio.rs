@@ -3,18 +3,14 @@
 use crate::cli::FileioArgs;
 use crate::fileio::config::MAX_ASYNC_BACKLOG;
 use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, FsyncMode, IoMode};
-use anyhow::{bail, Context};
+use anyhow::Context;
 use std::time::Duration;
 
 /// Builds the engine config from the command line, applying sysbench's defaults for the
 /// chosen `--compat` and rejecting combinations sysbench rejects (or would silently mishandle).
 pub fn from_args(a: &FileioArgs) -> anyhow::Result<FileioConfig> {
     let d = FileioConfig::default();
-    let compat = match a.compat.as_deref() {
-        None | Some("1.0") | Some("1") | Some("1.0.20") => Compat::V1_0,
-        Some("0.4") | Some("0.4.12") => Compat::V0_4,
-        Some(other) => bail!("--compat={other}: use 1.0 (sysbench 1.0.x) or 0.4 (sysbench 0.4.12)"),
-    };
+    let compat = a.compat.unwrap_or(Compat::V1_0);
     let dir = match &a.dir {
         Some(p) => p.clone(),
         None => {
@@ -210,6 +206,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--compat"));
+    }
+
+    #[test]
+    fn compat_takes_the_same_spellings_here_and_in_a_profile() {
+        for (word, compat) in [
+            ("1.0", Compat::V1_0),
+            ("1", Compat::V1_0),
+            ("1.0.20", Compat::V1_0),
+            ("0.4", Compat::V0_4),
+            ("0.4.12", Compat::V0_4),
+        ] {
+            let (_, c) = parse(&[&format!("--compat={word}"), "--dir=/tmp", "run"]).unwrap();
+            assert_eq!(c.compat, compat, "{word}");
+            let text = format!(
+                "[[fileio]]\nfile_num = 1\ntotal_size = \"1G\"\nmodes = [\"rndrd\"]\nthreads = [1]\ncompat = \"{word}\"\n"
+            );
+            let p =
+                crate::config::profile::SuiteProfile::parse(&text, "mine", "mine.toml").unwrap();
+            assert_eq!(p.fileio[0].base.compat, compat, "{word}");
+        }
     }
 
     #[test]

@@ -219,14 +219,18 @@ impl ExtraFlags {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Compat {
     /// sysbench 1.0: time-limited, sequential modes wrap around, end-of-test fsync per thread.
-    #[serde(rename = "1.0")]
+    #[serde(rename = "1.0", alias = "1", alias = "1.0.20")]
     V1_0,
     /// sysbench 0.4.12: 10000-request default limit, single-pass sequential modes, 0.4 report.
-    #[serde(rename = "0.4")]
+    #[serde(rename = "0.4", alias = "0.4.12")]
     V0_4,
 }
 
 impl Compat {
+    pub const NAMES: &'static [&'static str] = &["1.0", "0.4"];
+    /// Other spellings accepted (the versions' full numbers), not listed.
+    pub const ALIASES: &'static [&'static str] = &["1", "1.0.20", "0.4.12"];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Compat::V1_0 => "1.0",
