@@ -20,7 +20,6 @@ use crate::run::{RunRequest, ServerOverrides};
 use crate::sink::{self, CopyReport, RunStore};
 use crate::status::Indicator;
 use crate::sys::System;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
@@ -114,8 +113,8 @@ impl Daemon {
             policy: self.policy(),
             stick_disk: self.sticks.current.as_ref().map(|s| s.disk.clone()),
             server: ServerOverrides {
-                mysqld: (!mysqld.binary.is_empty()).then(|| PathBuf::from(&mysqld.binary)),
-                flavor: mysqld.flavor.parse().ok(),
+                mysqld: mysqld.binary.clone(),
+                flavor: mysqld.flavor,
             },
             sample_interval: Duration::from_secs(5),
         })

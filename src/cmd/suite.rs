@@ -101,9 +101,8 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         policy: config.disks.clone(),
         stick_disk: None,
         server: ServerOverrides {
-            mysqld: (!config.mysqld.binary.is_empty())
-                .then(|| PathBuf::from(&config.mysqld.binary)),
-            flavor: config.mysqld.flavor.parse().ok(),
+            mysqld: config.mysqld.binary.clone(),
+            flavor: config.mysqld.flavor,
         },
         sample_interval: Duration::from_secs(5),
     };

@@ -2,6 +2,7 @@
 //! with its default). Parsed strictly: unknown keys and bad values are errors naming the key.
 
 use crate::disk::DiskPolicy;
+use crate::provision::mysqld::Flavor;
 use anyhow::Context;
 use serde::Deserialize;
 use std::path::Path;
@@ -39,24 +40,33 @@ impl Default for SuiteSection {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MysqldSection {
-    /// Server program; empty = detect from PATH.
-    pub binary: String,
-    /// `mariadb`, `mysql` or `percona`; empty = detect.
-    pub flavor: String,
+    /// Server program; empty or absent = detect from PATH.
+    #[serde(deserialize_with = "unless_empty")]
+    pub binary: Option<std::path::PathBuf>,
+    /// `mariadb`, `mysql` or `percona`; empty or absent = detect.
+    #[serde(deserialize_with = "unless_empty")]
+    pub flavor: Option<Flavor>,
+}
+
+/// A string key whose empty value means "not set" (as `config/spindle.toml` writes them),
+/// parsed into its type once, here: a bad value is an error naming the key.
+fn unless_empty<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let s = String::deserialize(d)?;
+    match s.trim() {
+        "" => Ok(None),
+        t => t.parse().map(Some).map_err(serde::de::Error::custom),
+    }
 }
 
 impl SpindleConfig {
     /// Parses a configuration text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<Self> {
-        let c: SpindleConfig =
-            toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-        if !c.mysqld.flavor.is_empty() {
-            c.mysqld
-                .flavor
-                .parse::<crate::provision::mysqld::Flavor>()
-                .map_err(|e| anyhow::anyhow!("{origin}: [mysqld] flavor: {e}"))?;
-        }
-        Ok(c)
+        toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
     }
 
     /// Reads a configuration file.
@@ -91,7 +101,19 @@ mod tests {
         let e = SpindleConfig::parse("[mysqld]\nflavor = \"oracle\"\n", "x.toml")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("flavor"), "{e}");
+        assert!(
+            e.contains("flavor") && e.contains("use mariadb, mysql or percona"),
+            "{e}"
+        );
+        let c = SpindleConfig::parse(
+            "[mysqld]\nflavor = \"percona\"\nbinary = \"/opt/ps/bin/mysqld\"\n",
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(c.mysqld.flavor, Some(Flavor::Percona));
+        assert_eq!(c.mysqld.binary, Some("/opt/ps/bin/mysqld".into()));
+        let c = SpindleConfig::parse("[mysqld]\nflavor = \"\"\nbinary = \"\"\n", "x.toml").unwrap();
+        assert_eq!(c.mysqld, MysqldSection::default());
         let e = SpindleConfig::parse("[disks]\nmin_size_bytes = \"big\"\n", "x.toml")
             .unwrap_err()
             .to_string();

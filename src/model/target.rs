@@ -16,7 +16,9 @@ pub struct ServerInfo {
     /// `MariaDB`, `MySQL` or `Percona Server`.
     pub flavor: String,
     pub version: String,
-    /// The my.cnf settings that matter for the numbers (buffer pool, log size, flush policy …).
+    /// The my.cnf settings that matter for the numbers (buffer pool, log size, flush policy …),
+    /// as my.cnf's words on purpose: the record of what the server was given, shown as a reader
+    /// would write them; [`ServerInfo::buffer_pool_bytes`] reads the one figures use.
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
