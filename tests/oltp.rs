@@ -473,16 +473,17 @@ fn the_cli_takes_sysbench_style_words_and_booleans() {
     assert_eq!(cfg.threads, 4);
     // sysbench lets a later option override an earlier one (also through the 0.5-era alias).
     assert_eq!(cfg.tables, 5);
-    // A bad value names its flag.
-    let cli =
-        Cli::try_parse_from(["spindle", "oltp", "read_write", "run", "--rand-type=zipf"]).unwrap();
-    let Command::Oltp(a) = cli.command else {
-        panic!("not oltp")
-    };
-    let e = spindle::config::oltp::config_from_args(&a, Workload::ReadWrite)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("--rand-type"), "{e}");
+    // A bad value names its flag and the values it takes.
+    for (arg, flag, one) in [
+        ("--rand-type=zipf", "--rand-type", "pareto"),
+        ("--db-ps-mode=on", "--db-ps-mode", "disable"),
+        ("--format=xml", "--format", "json"),
+    ] {
+        let e = Cli::try_parse_from(["spindle", "oltp", "read_write", "run", arg])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(flag) && e.contains(one), "{e}");
+    }
 }
 
 /// The vendored mysql_async patches (vendor/README.md): results dropped undecoded in the codec

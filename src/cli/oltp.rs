@@ -1,6 +1,6 @@
 //! `spindle oltp` options: sysbench 1.0's `oltp_*` scripts' and the legacy `oltp.lua`'s.
 
-use super::values::onoff;
+use super::values::{onoff, word, Format};
 
 /// `spindle oltp`: workload and command words may appear anywhere among the options, as in
 /// sysbench (`spindle oltp --threads=4 read_write run`). Defaults are sysbench 1.0.20's.
@@ -90,8 +90,8 @@ pub struct OltpArgs {
     #[arg(long, default_value = "innodb", alias = "mysql-table-engine")]
     pub mysql_storage_engine: String,
     /// Random numbers distribution: uniform, gaussian, special, pareto.
-    #[arg(long, default_value = "special")]
-    pub rand_type: String,
+    #[arg(long, default_value = "special", value_parser = word::<crate::oltp::RandType>(crate::oltp::RandType::NAMES))]
+    pub rand_type: crate::oltp::RandType,
     /// Iterations for the special/gaussian distributions.
     #[arg(long, default_value_t = 12)]
     pub rand_spec_iter: u32,
@@ -147,8 +147,8 @@ pub struct OltpArgs {
     #[arg(long, default_value = "1213,1020,1205")]
     pub mysql_ignore_errors: String,
     /// Prepared statements: auto (server-side) or disable (SQL text).
-    #[arg(long, default_value = "auto")]
-    pub db_ps_mode: String,
+    #[arg(long, default_value = "auto", value_parser = word::<crate::oltp::PsMode>(crate::oltp::PsMode::NAMES))]
+    pub db_ps_mode: crate::oltp::PsMode,
     /// Only 'mysql' is supported (accepted for sysbench command lines).
     #[arg(long, default_value = "mysql")]
     pub db_driver: String,
@@ -171,8 +171,8 @@ pub struct OltpArgs {
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,
     /// Output format: text (sysbench's) or json (the result document).
-    #[arg(long, default_value = "text")]
-    pub format: String,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Also save the result document (JSON) to this file, atomically.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,

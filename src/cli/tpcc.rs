@@ -2,8 +2,10 @@
 //! and `tpcc_load` take them, so a pasted tpcc-mysql command line runs (`-h` is the host, as
 //! there; help is `--help`).
 
+use super::values::{word, word_or, Format};
+
 /// `spindle tpcc [options] prepare|run|check|cleanup`.
-#[derive(Debug, Default, clap::Args)]
+#[derive(Debug, clap::Args)]
 #[command(
     disable_help_flag = true,
     after_help = "COMMANDS: prepare (tpcc_load), run (tpcc_start), check (consistency conditions 3.3.2.1-12), cleanup\n\
@@ -45,14 +47,14 @@ pub struct TpccArgs {
     pub replace: bool,
     /// How a transaction's home warehouse is chosen: random (per transaction, tpcc-mysql) or
     /// per-connection (connection i always uses warehouse i mod W + 1, HammerDB's model).
-    #[arg(long, value_name = "MODE", default_value = "random")]
-    pub home_warehouse: String,
+    #[arg(long, value_name = "MODE", default_value = "random", value_parser = word_or::<crate::tpcc::HomeWarehouse>(crate::tpcc::HomeWarehouse::NAMES, crate::tpcc::HomeWarehouse::ALIASES))]
+    pub home_warehouse: crate::tpcc::HomeWarehouse,
     /// run: the statements the transactions send: tpcc-mysql (tpcc_start's, one per row
     /// operation: 5 + 4 per order line + 1 for a New-Order; a TpmC that lines up with
     /// tpcc-mysql's) or batched (spindle's fewer round trips for the same rows: less work per
     /// transaction, a higher TpmC that does not compare with tpcc-mysql's).
-    #[arg(long, value_name = "SHAPE", default_value = "tpcc-mysql")]
-    pub statements: String,
+    #[arg(long, value_name = "SHAPE", default_value = "tpcc-mysql", value_parser = word::<crate::tpcc::Statements>(crate::tpcc::Statements::NAMES))]
+    pub statements: crate::tpcc::Statements,
     /// Unix socket of the server (wins over host and port).
     #[arg(short = 'S', long, value_name = "PATH")]
     pub mysql_socket: Option<std::path::PathBuf>,
@@ -82,15 +84,15 @@ pub struct TpccArgs {
     #[arg(short = 't', long, value_name = "FILE")]
     pub trx_file: Option<std::path::PathBuf>,
     /// Output format: text (tpcc_start's layout) or json (the result document).
-    #[arg(long, value_name = "FORMAT", default_value = "text")]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Also save the result document (JSON) to this file, atomically (run, check).
     #[arg(long, value_name = "PATH")]
     pub save: Option<std::path::PathBuf>,
     /// tpcc_start output layout: current (2016+ builds) or 2011 (the 2011-2016 builds older
     /// articles show: `n(late):p99|max` per type, raw results without avg_rt).
-    #[arg(long, value_name = "LAYOUT", default_value = "current")]
-    pub layout: String,
+    #[arg(long, value_name = "LAYOUT", default_value = "current", value_parser = word::<crate::report::tpcc_text::Layout>(crate::report::tpcc_text::Layout::NAMES))]
+    pub layout: crate::report::tpcc_text::Layout,
     /// Random seed for data and inputs (0 = from the clock).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,

@@ -32,11 +32,7 @@ pub fn execute(args: &OltpArgs) -> anyhow::Result<i32> {
     if let Some(note) = &words.note {
         eprintln!("{note}");
     }
-    let json = match args.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => bail!("--format={other}: use text or json"),
-    };
+    let json = args.format == crate::cli::Format::Json;
     let mut cfg = config_from_args(args, workload)?;
     if let Some(datadir) = &args.datadir {
         crate::config::oltp::apply_datadir(&mut cfg.connection, datadir, args)?;

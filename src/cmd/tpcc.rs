@@ -124,16 +124,7 @@ pub fn run(args: TpccArgs) -> anyhow::Result<i32> {
 
 fn execute(args: TpccArgs) -> anyhow::Result<i32> {
     let (command, pos) = parse_words(&args.words)?;
-    let json = match args.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => bail!("--format {other}: use text or json"),
-    };
-    let layout = match args.layout.as_str() {
-        "current" => Layout::Current,
-        "2011" => Layout::Y2011,
-        other => bail!("--layout {other}: use current or 2011"),
-    };
+    let (json, layout) = (args.format == crate::cli::Format::Json, args.layout);
     let mut cfg = config_from_args(&args, command, pos.as_ref())?;
     if let Some(datadir) = &args.datadir {
         apply_datadir(&mut cfg.connection, datadir, &args)?;

@@ -2,7 +2,7 @@
 //! among the options, sysbench's defaults, and validation.
 
 use crate::cli::OltpArgs;
-use crate::oltp::{IgnoreErrors, OltpConfig, PsMode, RandType, Workload};
+use crate::oltp::{IgnoreErrors, OltpConfig, Workload};
 use anyhow::{bail, Context};
 use std::path::Path;
 
@@ -94,12 +94,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
             args.db_driver
         );
     }
-    let kind = RandType::parse(&args.rand_type).map_err(|e| anyhow::anyhow!("--rand-type: {e}"))?;
-    let ps_mode = match args.db_ps_mode.as_str() {
-        "auto" => PsMode::Auto,
-        "disable" => PsMode::Disable,
-        other => bail!("--db-ps-mode={other}: use auto or disable"),
-    };
+    let (kind, ps_mode) = (args.rand_type, args.db_ps_mode);
     let ignore_errors = IgnoreErrors::parse(&args.mysql_ignore_errors)
         .map_err(|e| anyhow::anyhow!("--mysql-ignore-errors: {e}"))?;
     if args.histogram && args.percentile == 0 {

@@ -392,10 +392,8 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
     if f.file_num == 0 {
         return Err(("file_num", "must be at least 1".into()));
     }
-    let compat = match f.compat.as_str() {
-        "1.0" => Compat::V1_0,
-        "0.4" => Compat::V0_4,
-        other => return Err(("compat", format!("'{other}': use \"1.0\" or \"0.4\""))),
+    let Some(compat) = crate::units::from_word::<Compat>(&f.compat) else {
+        return Err(("compat", format!("'{}': use \"1.0\" or \"0.4\"", f.compat)));
     };
     if f.modes.is_empty() {
         return Err(("modes", "is empty: list at least one test mode".into()));
@@ -568,14 +566,13 @@ fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
 fn resolve_tpcc(t: &TpccProfile) -> Result<TpccPlan, KeyError> {
     let d = TpccConfig::default();
     let home_warehouse = match t.home_warehouse.as_deref() {
-        None | Some("random") => HomeWarehouse::Random,
-        Some("per_connection") => HomeWarehouse::PerConnection,
-        Some(other) => {
-            return Err((
+        None => HomeWarehouse::Random,
+        Some(name) => crate::units::from_word(name).ok_or_else(|| {
+            (
                 "home_warehouse",
-                format!("'{other}': use \"random\" or \"per_connection\""),
-            ))
-        }
+                format!("'{name}': use \"random\" or \"per_connection\""),
+            )
+        })?,
     };
     let statements = match t.statements.as_deref() {
         None => d.statements,

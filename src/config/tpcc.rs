@@ -3,7 +3,7 @@
 
 use crate::cli::TpccArgs;
 use crate::db::ConnectionConfig;
-use crate::tpcc::{HomeWarehouse, Statements, TpccConfig};
+use crate::tpcc::TpccConfig;
 use anyhow::{bail, Context};
 use std::path::Path;
 
@@ -148,17 +148,7 @@ pub fn config_from_args(
             (connections, rampup_s, time_s) = (c, r, l);
         }
     }
-    let home_warehouse = match args.home_warehouse.as_str() {
-        "random" => HomeWarehouse::Random,
-        "per-connection" | "fixed" => HomeWarehouse::PerConnection,
-        other => bail!("--home-warehouse {other}: use random or per-connection"),
-    };
-    let Some(statements) = Statements::parse(&args.statements) else {
-        bail!(
-            "--statements {}: use tpcc-mysql (tpcc_start's statements) or batched",
-            args.statements
-        );
-    };
+    let (home_warehouse, statements) = (args.home_warehouse, args.statements);
     let cfg = TpccConfig {
         warehouses: u32::try_from(warehouses).unwrap_or(u32::MAX),
         connections,
@@ -271,5 +261,46 @@ mod tests {
             .to_string();
         assert!(e.contains("'ten'"), "{e}");
         assert_eq!(parse_host("l").unwrap().0, "localhost");
+    }
+
+    #[test]
+    fn word_options_take_the_profiles_spellings_too_and_name_the_flag_when_wrong() {
+        use crate::tpcc::{HomeWarehouse, Statements};
+        use clap::Parser as _;
+        let parse = |extra: &[&str]| {
+            let mut v = vec!["spindle", "tpcc"];
+            v.extend_from_slice(extra);
+            v.push("run");
+            match crate::cli::Cli::try_parse_from(v)?.command {
+                crate::cli::Command::Tpcc(a) => Ok::<_, clap::Error>(a),
+                _ => panic!("not tpcc"),
+            }
+        };
+        for (word, home) in [
+            ("random", HomeWarehouse::Random),
+            ("per-connection", HomeWarehouse::PerConnection),
+            ("per_connection", HomeWarehouse::PerConnection),
+            ("fixed", HomeWarehouse::PerConnection),
+        ] {
+            let a = parse(&[&format!("--home-warehouse={word}")]).unwrap();
+            let c = config_from_args(&a, TpccCommand::Run, None).unwrap();
+            assert_eq!(c.home_warehouse, home, "{word}");
+        }
+        let a = parse(&["--statements=batched", "--layout=2011", "--format=json"]).unwrap();
+        assert_eq!(a.statements, Statements::Batched);
+        assert_eq!(a.layout, crate::report::tpcc_text::Layout::Y2011);
+        for (arg, flag, one) in [
+            (
+                "--home-warehouse=mine",
+                "--home-warehouse",
+                "per-connection",
+            ),
+            ("--statements=fast", "--statements", "tpcc-mysql"),
+            ("--layout=2009", "--layout", "2011"),
+            ("--format=xml", "--format", "json"),
+        ] {
+            let e = parse(&[arg]).unwrap_err().to_string();
+            assert!(e.contains(flag) && e.contains(one), "{e}");
+        }
     }
 }

@@ -58,6 +58,10 @@ pub enum PsMode {
     Disable,
 }
 
+impl PsMode {
+    pub const NAMES: &'static [&'static str] = &["auto", "disable"];
+}
+
 /// Everything one OLTP prepare/run/cleanup needs. Defaults are sysbench 1.0.20's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OltpConfig {

@@ -16,22 +16,14 @@ pub enum RandType {
 }
 
 impl RandType {
-    /// Every distribution, in sysbench's order.
-    pub const ALL: [RandType; 4] = [
-        RandType::Uniform,
-        RandType::Gaussian,
-        RandType::Special,
-        RandType::Pareto,
-    ];
+    /// Every distribution's name, in sysbench's order.
+    pub const NAMES: &'static [&'static str] = &["uniform", "gaussian", "special", "pareto"];
 
     /// The distribution named `name` (`uniform`, `gaussian`, `special`, `pareto`).
     pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == name.trim())
-            .ok_or_else(|| {
-                format!("'{name}' is not a distribution: use uniform, gaussian, special or pareto")
-            })
+        crate::units::from_word(name.trim()).ok_or_else(|| {
+            format!("'{name}' is not a distribution: use uniform, gaussian, special or pareto")
+        })
     }
 
     pub fn name(self) -> &'static str {

@@ -223,7 +223,11 @@ mod tests {
         let d = differences(&fingerprint(&tpcc(a.clone())), &fingerprint(&tpcc(b)));
         assert_eq!(
             d,
-            vec![format!("warehouses {} vs {}", a.warehouses, a.warehouses + 1)]
+            vec![format!(
+                "warehouses {} vs {}",
+                a.warehouses,
+                a.warehouses + 1
+            )]
         );
     }
 }

@@ -14,13 +14,20 @@ use crate::tpcc::{CheckReport, CheckStatus, NewOrderRecord, Statements, TpccConf
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Which tpcc_start builds' output to follow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which tpcc_start builds' output to follow (`--layout`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub enum Layout {
     /// 2016+ (HEAD): `t, trx: N, 95%: …, 99%: …, max_rt: …, n|max ×4`; `avg_rt` in raw results.
+    #[default]
+    #[serde(rename = "current")]
     Current,
     /// Oct 2011 – Feb 2016: `t, n(late):p99|max` per type; raw results without `avg_rt`.
+    #[serde(rename = "2011")]
     Y2011,
+}
+
+impl Layout {
+    pub const NAMES: &'static [&'static str] = &["current", "2011"];
 }
 
 /// tpcc_start's banner and `<Parameters>` block, with spindle's model stated.

@@ -92,7 +92,14 @@ pub enum HomeWarehouse {
     /// Uniform over all warehouses, per transaction (tpcc-mysql, sysbench-tpcc, go-tpc).
     Random,
     /// Connection i always uses warehouse (i mod W) + 1 (HammerDB's virtual users).
+    #[serde(alias = "per-connection", alias = "fixed")]
     PerConnection,
+}
+
+impl HomeWarehouse {
+    /// The command line's names (the profile key takes `per_connection`, the document's).
+    pub const NAMES: &'static [&'static str] = &["random", "per-connection"];
+    pub const ALIASES: &'static [&'static str] = &["per_connection", "fixed"];
 }
 
 /// Which statements the five transactions send.
@@ -118,13 +125,11 @@ impl Statements {
         }
     }
 
+    pub const NAMES: &'static [&'static str] = &["tpcc-mysql", "batched"];
+
     /// Parses a name given to `--statements` or the profile key.
     pub fn parse(s: &str) -> Option<Statements> {
-        match s {
-            "tpcc-mysql" => Some(Statements::TpccMysql),
-            "batched" => Some(Statements::Batched),
-            _ => None,
-        }
+        crate::units::from_word(s)
     }
 
     /// What a result document written before the choice existed ran: every run before then
