@@ -1,7 +1,16 @@
 //! `init`: checks (empty directory, free space), the run directory, my.cnf, and the flavor's
 //! own initialisation tool; undone on failure.
 
-use super::*;
+use super::config::{self, MysqldSettings};
+use super::layout::{self, Layout, ServerRecord};
+use super::process::{file_len, log_tail_since};
+use super::shared::*;
+use super::user::*;
+use super::version::{Flavor, ServerBinary};
+use crate::sys::runner::CommandRunner;
+use anyhow::{bail, Context};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
 
 /// Free space `init` requires: 256 MiB (system tables, undo, temp) plus twice the redo log.
 pub fn required_free_bytes(settings: &MysqldSettings) -> u64 {

@@ -2,8 +2,8 @@
 //! socket (with a short fallback), and the JSON records written at init and first start.
 
 use super::config::parse_cnf_section;
+use super::error::MysqldError;
 use super::version::ServerBinary;
-use super::MysqldError;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,13 @@
 //! Process control: finding the server's pid, signals, waiting for it to go, spawning it with
 //! its log, and reading the log's tail for errors.
 
-use super::*;
+use super::layout::Layout;
+use super::shared::*;
+use crate::sys::runner::{display_command, tail_lines};
+use anyhow::{bail, Context};
+use std::io::{Read as _, Seek as _};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 pub(super) fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)

@@ -1,7 +1,16 @@
 //! `start`: spawn the server, wait until it answers, and provision it at first start (root
 //! password, the benchmark user and database).
 
-use super::*;
+use super::init::{looks_like_datadir, touch_log};
+use super::layout::{self, Credentials, Layout};
+use super::process::*;
+use super::shared::*;
+use super::user::*;
+use anyhow::{bail, Context};
+use mysql_async::prelude::Queryable as _;
+use std::io::Read as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// A random password of 24 letters and digits (from the kernel's CSPRNG).
 pub fn random_password() -> anyhow::Result<String> {

@@ -1,7 +1,9 @@
 //! The OS account the server runs as: as root `mysql` when it exists (spindle chowns the
 //! datadir and run dir to it), else root; as a normal user, that user.
 
-use super::*;
+use anyhow::Context;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
 
 /// An OS account the server runs as.
 #[derive(Clone, Debug)]
