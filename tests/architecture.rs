@@ -316,30 +316,14 @@ fn crates_live_where_the_doc_says() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// Circles between files still to be taken apart (issue "house"), each as the sorted list of
-/// its files. The test fails on any other circle, and on an entry here that is no longer a
-/// circle (so the list only shrinks).
-const KNOWN_CIRCLES: &[&[&str]] = &[
-    // the session prepares the statements the transactions define, the transactions use the
-    // session
-    &[
-        "tpcc/delivery.rs",
-        "tpcc/neworder.rs",
-        "tpcc/rowwise.rs",
-        "tpcc/txn.rs",
-    ],
-];
-
 /// No circle between files: a file that names another file's items (directly or through
 /// others) is never named back. A circle means two files are one concern split in two, or a
 /// shared piece that belongs in a file of its own below both.
 #[test]
 fn no_import_circle_between_files() {
     let g = file_graph::graph(&src());
-    let circles = file_graph::circles(&g);
-    let found: Vec<String> = circles
+    let found: Vec<String> = file_graph::circles(&g)
         .iter()
-        .filter(|c| !KNOWN_CIRCLES.iter().any(|k| k.iter().eq(c.iter())))
         .map(|c| format!("{}: {}", c.join(" "), file_graph::describe(&g, c)))
         .collect();
     assert!(
@@ -347,13 +331,6 @@ fn no_import_circle_between_files() {
         "file-level import circles:\n{}",
         found.join("\n")
     );
-    for k in KNOWN_CIRCLES {
-        assert!(
-            circles.iter().any(|c| k.iter().eq(c.iter())),
-            "{} is no longer a circle as listed: update KNOWN_CIRCLES",
-            k.join(" ")
-        );
-    }
 }
 
 /// GPIO goes through the kernel's character device, by hand-written uAPI v2 ioctls in

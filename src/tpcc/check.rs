@@ -11,7 +11,7 @@
 //! SKIPPED otherwise, or when there is no marker (data loaded by another tool).
 
 use super::schema;
-use super::txn::cents;
+use super::session::cents;
 use super::{TpccConfig, TpccError};
 use crate::db::describe_error;
 use crate::engine::{Controller, Observer};

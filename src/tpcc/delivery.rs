@@ -16,7 +16,7 @@
 
 use super::data::DISTRICTS;
 use super::deck::Delivery;
-use super::txn::{missing, Done, Session, TxError};
+use super::session::{missing, Done, Session, TxError};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Params, Value};
 

@@ -60,6 +60,7 @@ pub mod random;
 mod rowwise;
 mod run;
 pub mod schema;
+mod session;
 mod shared;
 mod txn;
 mod worker;

@@ -15,7 +15,7 @@
 //! value, which changes neither an IN list nor a CASE.
 
 use super::deck::NewOrder;
-use super::txn::{cents, missing, Done, Session, TxError};
+use super::session::{cents, missing, Done, Session, TxError};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Params, Value};
 use std::fmt::Write as _;

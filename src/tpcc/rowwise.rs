@@ -27,7 +27,7 @@
 
 use super::data::DISTRICTS;
 use super::deck::{CustomerKey, Delivery, NewOrder, OrderStatus, Payment, StockLevel};
-use super::txn::{bc_prefix, cents, middle, missing, Done, Session, TxError};
+use super::session::{bc_prefix, cents, middle, missing, Done, Session, TxError};
 use mysql_async::prelude::{FromRow, Queryable};
 use mysql_async::{Params, Row, Value};
 
