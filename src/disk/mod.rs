@@ -16,6 +16,7 @@ pub mod signature;
 pub mod smart;
 pub mod sysfiles;
 pub mod usb;
+mod view;
 
 pub use classify::{classify, intended_use, DiskPolicy, Exclusion, FsKind, TargetUse, Verdict};
 pub use discover::{find_disk, find_named, scan, scan_all, DiskReport, Naming};
