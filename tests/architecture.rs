@@ -333,6 +333,27 @@ fn no_import_circle_between_files() {
     );
 }
 
+/// What spindle reports as it goes is written by one facility (`sys/log.rs`, `say!`: the
+/// prefix, a timestamp when stderr is neither a terminal nor the journal, no panic on a closed
+/// stderr), not by hand-prefixed `eprintln!("spindle: …")` lines.
+#[test]
+fn progress_lines_go_through_say() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = non_test_lines(&text).join("\n");
+        for (i, _) in code.match_indices("eprintln!(") {
+            let args = code[i + "eprintln!(".len()..].trim_start();
+            if args.starts_with("\"spindle:") {
+                found.push(format!("{}: {}", f.display(), &args[..args.len().min(60)]));
+            }
+        }
+    }
+    assert!(found.is_empty(), "use say!:\n{}", found.join("\n"));
+}
+
 /// GPIO goes through the kernel's character device, by hand-written uAPI v2 ioctls in
 /// `status/cdev.rs` only (type 0xB4 is GPIO's ioctl letter); rppal, which maps /dev/gpiomem or
 /// /dev/mem and cannot start on the image's kernel, is not a dependency.

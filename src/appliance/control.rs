@@ -100,7 +100,7 @@ pub(super) fn serve_control(
                 std::thread::sleep(Duration::from_millis(50));
             }
             Err(e) => {
-                eprintln!("spindle: control socket: {e}");
+                crate::sys::log::say!("control socket: {e}");
                 std::thread::sleep(Duration::from_millis(200));
             }
         }

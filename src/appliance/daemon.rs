@@ -73,7 +73,7 @@ impl Daemon {
     fn handle(&mut self, ev: Event) -> Vec<Action> {
         let (next, actions) = state::step(self.state, ev.clone());
         if next != self.state {
-            eprintln!("spindle: {ev:?}: {:?} -> {:?}", self.state.mode, next.mode);
+            crate::sys::log::say!("{ev:?}: {:?} -> {:?}", self.state.mode, next.mode);
         }
         self.state = next;
         for a in &actions {
@@ -81,13 +81,13 @@ impl Daemon {
                 Action::Show(p) => self.indicator.show(*p),
                 Action::StartRun => self.start_run(),
                 Action::AbortRun => {
-                    eprintln!(
-                        "spindle: aborting the run (servers are stopped, partial results kept)"
+                    crate::sys::log::say!(
+                        "aborting the run (servers are stopped, partial results kept)"
                     );
                     self.run_stop.ask_to_stop();
                 }
                 Action::CopyToStick => self.start_copy(),
-                Action::Refuse(why) => eprintln!("spindle: {why}"),
+                Action::Refuse(why) => crate::sys::log::say!("{why}"),
                 Action::Exit => {}
             }
         }
@@ -127,7 +127,7 @@ impl Daemon {
         {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("spindle: {e:#}");
+                crate::sys::log::say!("{e:#}");
                 let tx = self.tx.clone();
                 let _ = tx.send(Msg::RunDone(Err(format!("{e:#}"))));
                 return;
@@ -136,16 +136,17 @@ impl Daemon {
         let req = match self.request(&run) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("spindle: {e:#}");
+                crate::sys::log::say!("{e:#}");
                 let text = format!("The run could not be carried out:\n{e:#}\n");
                 let _ = crate::sys::fs::write_atomic(&run.dir.join("ERROR.txt"), text.as_bytes());
                 let _ = self.tx.send(Msg::RunDone(Err(format!("{e:#}"))));
                 return;
             }
         };
-        eprintln!(
-            "spindle: starting run {} (profile {})",
-            run.id, req.profile.record.name
+        crate::sys::log::say!(
+            "starting run {} (profile {})",
+            run.id,
+            req.profile.record.name
         );
         self.run_stop = Controller::new();
         let stop = self.run_stop.clone();
@@ -232,7 +233,7 @@ impl Daemon {
         match crate::disk::scan_all(&self.sys.root) {
             Ok(v) => Some(v),
             Err(e) => {
-                eprintln!("spindle: disk scan failed: {e:#}");
+                crate::sys::log::say!("disk scan failed: {e:#}");
                 None
             }
         }
@@ -318,7 +319,7 @@ pub fn run_daemon(
     let _ = control_thread.join();
     let _ = std::fs::remove_file(&d.settings.appliance.control_socket);
     d.indicator.shutdown();
-    eprintln!("spindle: daemon stopped");
+    crate::sys::log::say!("daemon stopped");
     Ok(())
 }
 
@@ -349,8 +350,8 @@ fn start_button(
     tx: Sender<Msg>,
 ) -> Option<crate::status::gpio::GpioButton> {
     if !b.enabled {
-        eprintln!(
-            "spindle: button: off ([button] enabled = false); use spindle start / spindle abort"
+        crate::sys::log::say!(
+            "button: off ([button] enabled = false); use spindle start / spindle abort"
         );
         return None;
     }
@@ -363,11 +364,11 @@ fn start_button(
     };
     match crate::status::gpio::GpioButton::start(b, on_press) {
         Ok(b) => {
-            eprintln!("spindle: button: {}", b.description);
+            crate::sys::log::say!("button: {}", b.description);
             Some(b)
         }
         Err(e) => {
-            eprintln!("spindle: button: {e}; use spindle start / spindle abort");
+            crate::sys::log::say!("button: {e}; use spindle start / spindle abort");
             None
         }
     }
@@ -376,14 +377,14 @@ fn start_button(
 impl Daemon {
     /// Shows "booting", scans, and tells the state machine what it found.
     fn boot(&mut self) {
-        eprintln!(
-            "spindle: daemon started (status: {}, runs in {}, control socket {})",
+        crate::sys::log::say!(
+            "daemon started (status: {}, runs in {}, control socket {})",
             self.indicator.backend(),
             self.store.dir().display(),
             self.settings.appliance.control_socket.display()
         );
         let sensors = crate::sys::sensors::probe(self.sys.root.root());
-        eprintln!("spindle: sensors: {}", sensors.describe());
+        crate::sys::log::say!("sensors: {}", sensors.describe());
         self.indicator.show(crate::status::Pattern::Booting);
         self.poll();
         let autostart = self.settings.appliance.autostart
@@ -415,7 +416,7 @@ impl Daemon {
                 self.handle(Event::Settled);
             }
             if stop.stop_requested() && !exiting {
-                eprintln!("spindle: signal received, stopping");
+                crate::sys::log::say!("signal received, stopping");
                 self.handle(Event::Signal);
                 exiting = true;
             }
@@ -458,11 +459,11 @@ impl Daemon {
         let outcome = match r {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("spindle: the run failed: {e}");
+                crate::sys::log::say!("the run failed: {e}");
                 RunOutcome::Failed
             }
         };
-        eprintln!("spindle: run ended: {outcome:?}");
+        crate::sys::log::say!("run ended: {outcome:?}");
         // Sticks were not polled during the run: see what is plugged in now, so results never
         // go to a stick that was pulled meanwhile.
         self.poll_sticks();
@@ -471,17 +472,17 @@ impl Daemon {
 
     fn copy_done(&mut self, gen: u64, r: CopyReport) {
         if gen != self.copy_gen {
-            eprintln!("spindle: a superseded copy ended: {:?}", r.error);
+            crate::sys::log::say!("a superseded copy ended: {:?}", r.error);
             return;
         }
         if let Some(t) = self.copy_thread.take() {
             let _ = t.join();
         }
         if let Some(e) = &r.error {
-            eprintln!("spindle: copying to the stick stopped: {e}");
+            crate::sys::log::say!("copying to the stick stopped: {e}");
         }
         for id in self.store.prune(self.settings.appliance.keep_copied_runs) {
-            eprintln!("spindle: deleted run {id} from the SD card (it is on a stick)");
+            crate::sys::log::say!("deleted run {id} from the SD card (it is on a stick)");
         }
         self.handle(Event::CopyFinished {
             remaining: r.remaining,

@@ -111,20 +111,20 @@ fn led_phase(phase: &Phase) -> Option<crate::status::Phase> {
 
 impl SuiteObserver for Observer {
     fn phase_started(&self, target: &str, phase: &Phase, index: usize, total: usize, _eta: u64) {
-        eprintln!("spindle: [{index}/{total}] {target}: {}", phase.name());
+        crate::sys::log::say!("[{index}/{total}] {target}: {}", phase.name());
         if let Some(led) = led_phase(phase) {
             (self.0)(Event::PhaseStarted { phase: led });
         }
     }
     fn phase_finished(&self, target: &str, phase: &Phase, status: PhaseStatus) {
         if status == PhaseStatus::Failed {
-            eprintln!("spindle: {target}: {} failed", phase.name());
+            crate::sys::log::say!("{target}: {} failed", phase.name());
         }
         let ok = matches!(status, PhaseStatus::Ok | PhaseStatus::Skipped);
         (self.0)(Event::PhaseFinished { ok });
     }
     fn message(&self, line: &str) {
-        eprintln!("spindle: {line}");
+        crate::sys::log::say!("{line}");
     }
 }
 

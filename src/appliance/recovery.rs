@@ -10,7 +10,7 @@ use std::path::Path;
 /// Everything a run cut short left behind, cleared before the daemon's loop starts.
 pub(super) fn recover(store: &RunStore, settings: &ApplianceSettings, sys: &System) {
     for id in store.recover_interrupted() {
-        eprintln!("spindle: run {id} was interrupted (power loss or crash); it is kept and will be copied to the stick");
+        crate::sys::log::say!("run {id} was interrupted (power loss or crash); it is kept and will be copied to the stick");
     }
     crate::sink::stick::clear_stale_mount(&settings.stick.mount_dir, &sys.runner);
     clear_dead_runs(&store.dir().join(".work"), &sys.root, &sys.runner);
@@ -31,15 +31,15 @@ fn clear_dead_runs(work: &Path, root: &SysRoot, runner: &CommandRunner) {
         .collect();
     under.sort_by_key(|mp| std::cmp::Reverse(mp.len()));
     for mp in under {
-        eprintln!("spindle: unmounting {mp}, left by an interrupted run");
+        crate::sys::log::say!("unmounting {mp}, left by an interrupted run");
         if let Err(e) = runner.run("umount", &["-l", mp]) {
-            eprintln!("spindle: {e:#}");
+            crate::sys::log::say!("{e:#}");
         }
     }
     remove_empty_dirs(work);
     if work.exists() {
-        eprintln!(
-            "spindle: '{}' still holds files of an earlier run; they are kept",
+        crate::sys::log::say!(
+            "'{}' still holds files of an earlier run; they are kept",
             work.display()
         );
     }

@@ -56,8 +56,8 @@ impl StickWatch {
     }
 
     fn inserted(&mut self, s: ResultsStick, cfg: &StickConfig, sys: &System) -> Event {
-        eprintln!(
-            "spindle: results stick {} ({}, {}) inserted",
+        crate::sys::log::say!(
+            "results stick {} ({}, {}) inserted",
             s.name(),
             s.device.display(),
             s.fs_type
@@ -71,7 +71,7 @@ impl StickWatch {
     }
 
     fn removed(&mut self) -> Event {
-        eprintln!("spindle: results stick removed");
+        crate::sys::log::say!("results stick removed");
         self.current = None;
         self.overrides = None;
         Event::StickRemoved

@@ -13,8 +13,8 @@ pub(crate) fn exit_code(
         return result;
     }
     match result {
-        Ok(_) => eprintln!("spindle: interrupted by a signal"),
-        Err(e) => eprintln!("spindle: interrupted by a signal: {e:#}"),
+        Ok(_) => crate::sys::log::say!("interrupted by a signal"),
+        Err(e) => crate::sys::log::say!("interrupted by a signal: {e:#}"),
     }
     Ok(130)
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 fn write(path: &Path, what: &str, text: &str) -> anyhow::Result<()> {
     write_atomic(path, text.as_bytes())
         .with_context(|| format!("{what}: could not write '{}'", path.display()))?;
-    eprintln!("spindle: wrote {}", path.display());
+    crate::sys::log::say!("wrote {}", path.display());
     Ok(())
 }
 

@@ -282,10 +282,10 @@ fn partition(
     // Ask the kernel to re-read the table; partprobe may be missing or fail on some devices.
     if rec.runner.which("partprobe").is_some() {
         if let Err(e) = rec.run("partprobe", &[&dev]) {
-            eprintln!("spindle: partprobe {dev} failed (continuing): {e:#}");
+            crate::sys::log::say!("partprobe {dev} failed (continuing): {e:#}");
         }
     } else if let Err(e) = rec.run("blockdev", &["--rereadpt", &dev]) {
-        eprintln!("spindle: blockdev --rereadpt {dev} failed (continuing): {e:#}");
+        crate::sys::log::say!("blockdev --rereadpt {dev} failed (continuing): {e:#}");
     }
     let head = read_head_tail(node, 0, None)
         .with_context(|| format!("could not read back the partition table of {dev}"))?;

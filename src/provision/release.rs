@@ -81,7 +81,7 @@ impl Drop for ReleaseGuard {
     fn drop(&mut self) {
         if let Some(t) = self.target.take() {
             if let Err(e) = release(&t, &self.runner) {
-                eprintln!("spindle: releasing {}: {e:#}", t.mount_point.display());
+                crate::sys::log::say!("releasing {}: {e:#}", t.mount_point.display());
             }
         }
     }

@@ -121,10 +121,9 @@ impl RunStore {
         for r in copied.into_iter().take(excess) {
             match std::fs::remove_dir_all(&r.dir) {
                 Ok(()) => removed.push(r.id),
-                Err(e) => eprintln!(
-                    "spindle: could not delete the old run '{}': {e}",
-                    r.dir.display()
-                ),
+                Err(e) => {
+                    crate::sys::log::say!("could not delete the old run '{}': {e}", r.dir.display())
+                }
             }
         }
         removed
@@ -143,10 +142,12 @@ impl RunStore {
                         if s.mark_interrupted() {
                             match write_bundle(&r.dir, &s) {
                                 Ok(()) => marked.push(r.id),
-                                Err(e) => eprintln!(
-                                    "spindle: could not mark run '{}' interrupted: {e:#}",
-                                    r.id
-                                ),
+                                Err(e) => {
+                                    crate::sys::log::say!(
+                                        "could not mark run '{}' interrupted: {e:#}",
+                                        r.id
+                                    )
+                                }
                             }
                         }
                     }

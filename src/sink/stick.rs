@@ -314,7 +314,7 @@ pub fn clear_stale_mount(dir: &Path, runner: &CommandRunner) {
             .is_some_and(|m| m.replace("\\040", " ") == target)
     });
     if mounted {
-        eprintln!("spindle: {target} is still mounted from an earlier run; unmounting it");
+        crate::sys::log::say!("{target} is still mounted from an earlier run; unmounting it");
         let _ = runner.run("umount", &["-l", target.as_str()]);
     }
 }
@@ -468,9 +468,9 @@ fn copy_into(
             Ok(()) => {
                 if let Err(e) = store.mark_copied(&run.id, &stick.name()) {
                     // The bundle is on the stick; it is copied again next time (harmless).
-                    eprintln!("spindle: {e:#}");
+                    crate::sys::log::say!("{e:#}");
                 }
-                eprintln!("spindle: run {} copied to the stick", run.id);
+                crate::sys::log::say!("run {} copied to the stick", run.id);
                 report.copied.push(run.id);
                 report.remaining -= 1;
             }
@@ -532,7 +532,7 @@ pub fn inspect(stick: &ResultsStick, cfg: &StickConfig, runner: &CommandRunner) 
     let m = match MountedStick::mount(stick, cfg, runner) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("spindle: {e:#}");
+            crate::sys::log::say!("{e:#}");
             return StickInspection::default();
         }
     };
@@ -553,9 +553,9 @@ pub fn inspect(stick: &ResultsStick, cfg: &StickConfig, runner: &CommandRunner) 
                 .and_then(|()| std::fs::write(&err_file, text))
                 .and_then(|()| std::fs::File::open(&err_file)?.sync_all());
             if let Err(e) = written {
-                eprintln!("spindle: could not write {}: {e}", err_file.display());
+                crate::sys::log::say!("could not write {}: {e}", err_file.display());
             }
-            eprintln!("spindle: the stick's spindle.toml is invalid: {msg}");
+            crate::sys::log::say!("the stick's spindle.toml is invalid: {msg}");
         }
         None => {
             if err_file.exists() {
@@ -564,7 +564,7 @@ pub fn inspect(stick: &ResultsStick, cfg: &StickConfig, runner: &CommandRunner) 
         }
     }
     if let Err(e) = m.unmount() {
-        eprintln!("spindle: {e:#}");
+        crate::sys::log::say!("{e:#}");
     }
     out
 }

@@ -203,8 +203,8 @@ fn request_button(cfg: &ButtonConfig) -> Result<(LineRequestFd, ChipEntry), Gpio
     };
     match request(&c, &entry, &line, &s) {
         Err(GpioError::Request { err, .. }) if chip::bias_unsupported(&err) => {
-            eprintln!(
-                "spindle: button: line {} of {entry} takes no pull-up/pull-down ({err}); \
+            crate::sys::log::say!(
+                "button: line {} of {entry} takes no pull-up/pull-down ({err}); \
                  requested without bias (wire an external resistor)",
                 cfg.pin
             );
@@ -242,8 +242,8 @@ impl GpioButton {
             .name("button".into())
             .spawn(move || {
                 if let Err(e) = watch(&req, &w, dec, on_press) {
-                    eprintln!(
-                        "spindle: button: reading line {pin} of {entry} failed: {e}; the \
+                    crate::sys::log::say!(
+                        "button: reading line {pin} of {entry} failed: {e}; the \
                          button is off, use spindle start / spindle abort"
                     );
                 }

@@ -64,11 +64,12 @@ struct Shared {
 }
 
 /// The log line for a pattern change, the same for every backend (the journal's record of what
-/// the LEDs showed; the image's tests read it): `spindle: status: <pattern> (green …, …)`.
+/// the LEDs showed; the image's tests read it): `status: <pattern> (green …, …)`, written
+/// through [`crate::sys::log::say!`] as `spindle: status: …`.
 pub fn pattern_line(pattern: Pattern) -> String {
     let s = schedule(pattern);
     format!(
-        "spindle: status: {pattern} (green {}, yellow {}, red {})",
+        "status: {pattern} (green {}, yellow {}, red {})",
         s.green.describe(),
         s.yellow.describe(),
         s.red.describe()
@@ -116,8 +117,8 @@ impl LedIndicator {
                         if lit[i] != Some(want) {
                             if let Err(e) = driver.set(*role, want) {
                                 if !warned {
-                                    eprintln!(
-                                        "spindle: status: could not switch the {role:?} LED: {e}"
+                                    crate::sys::log::say!(
+                                        "status: could not switch the {role:?} LED: {e}"
                                     );
                                     warned = true;
                                 }
@@ -148,7 +149,7 @@ impl Indicator for LedIndicator {
 
     fn show(&mut self, pattern: Pattern) {
         if self.last != Some(pattern) {
-            eprintln!("{}", pattern_line(pattern));
+            crate::sys::log::say!("{}", pattern_line(pattern));
             self.last = Some(pattern);
         }
         let mut g = self
@@ -188,7 +189,7 @@ impl Indicator for ConsoleIndicator {
 
     fn show(&mut self, pattern: Pattern) {
         if self.last != Some(pattern) {
-            eprintln!("{}", pattern_line(pattern));
+            crate::sys::log::say!("{}", pattern_line(pattern));
             self.last = Some(pattern);
         }
     }

@@ -40,17 +40,19 @@ pub fn open_indicator(cfg: &StatusConfig) -> anyhow::Result<Box<dyn Indicator>> 
     match cfg.backend {
         IndicatorBackend::Gpio => {
             let (i, line) = open_gpio(cfg)?;
-            eprintln!("spindle: status: {line}");
+            crate::sys::log::say!("status: {line}");
             Ok(i)
         }
         IndicatorBackend::Onboard => {
             let i = open_onboard(cfg)?;
-            eprintln!("spindle: status: using the on-board LEDs ([status] backend = \"onboard\")");
+            crate::sys::log::say!(
+                "status: using the on-board LEDs ([status] backend = \"onboard\")"
+            );
             Ok(i)
         }
         IndicatorBackend::Console => {
-            eprintln!(
-                "spindle: status: no LEDs, status goes to the log ([status] backend = \"console\")"
+            crate::sys::log::say!(
+                "status: no LEDs, status goes to the log ([status] backend = \"console\")"
             );
             Ok(Box::new(ConsoleIndicator::default()))
         }
@@ -58,20 +60,20 @@ pub fn open_indicator(cfg: &StatusConfig) -> anyhow::Result<Box<dyn Indicator>> 
         IndicatorBackend::Auto => {
             let gpio_err = match open_gpio(cfg) {
                 Ok((i, line)) => {
-                    eprintln!("spindle: status: {line}");
+                    crate::sys::log::say!("status: {line}");
                     return Ok(i);
                 }
                 Err(e) => e,
             };
             let onboard_err = match open_onboard(cfg) {
                 Ok(i) => {
-                    eprintln!("spindle: status: using the on-board LEDs ({gpio_err:#})");
+                    crate::sys::log::say!("status: using the on-board LEDs ({gpio_err:#})");
                     return Ok(i);
                 }
                 Err(e) => e,
             };
-            eprintln!(
-                "spindle: status: no LEDs, status goes to the log ({gpio_err:#}; {onboard_err:#})"
+            crate::sys::log::say!(
+                "status: no LEDs, status goes to the log ({gpio_err:#}; {onboard_err:#})"
             );
             Ok(Box::new(ConsoleIndicator::default()))
         }

@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod fs;
 pub mod host;
+pub mod log;
 pub mod root;
 pub mod runner;
 pub mod sensors;

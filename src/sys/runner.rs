@@ -138,7 +138,7 @@ impl CommandRunner {
 
     fn log(&self, line: &str) {
         if !self.quiet {
-            eprintln!("spindle: $ {line}");
+            crate::sys::log::say!("$ {line}");
         }
     }
 

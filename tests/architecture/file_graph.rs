@@ -410,9 +410,14 @@ fn resolve(
         return Some(file);
     }
     let (m, fc) = &scanned[&file];
-    match fc.reexports.get(&abs[n]) {
-        Some(target) => {
-            let mut to = absolute(target, m, &fc.children).unwrap_or_default();
+    // a re-export of another crate's item or of one defined in this file (`pub(crate) use
+    // say;` after `macro_rules! say`) ends here
+    match fc
+        .reexports
+        .get(&abs[n])
+        .and_then(|t| absolute(t, m, &fc.children))
+    {
+        Some(mut to) => {
             to.extend(abs[n + 1..].iter().cloned());
             resolve(&to, modules, scanned, depth + 1).or(Some(file))
         }

@@ -88,7 +88,7 @@ pub fn run(action: Action, cmd: MysqldCommand) -> anyhow::Result<i32> {
             let t = Duration::from_secs(cmd.timeout_s.unwrap_or(DEFAULT_STOP_TIMEOUT_S));
             let outcome = super::stop_blocking(&cmd.datadir, t)?;
             match outcome {
-                StopOutcome::Killed { .. } => eprintln!("spindle: {outcome}"),
+                StopOutcome::Killed { .. } => crate::sys::log::say!("{outcome}"),
                 _ => println!("{outcome}"),
             }
             Ok(0)

@@ -170,7 +170,7 @@ pub(super) fn spawn_server(
     use std::os::unix::process::CommandExt as _;
     let prog = path_arg(mysqld)?;
     // CommandRunner runs commands to completion; a background launch is logged the same way.
-    eprintln!("spindle: $ {} &", display_command(prog, args));
+    crate::sys::log::say!("$ {} &", display_command(prog, args));
     let out = std::fs::OpenOptions::new()
         .append(true)
         .open(log)
