@@ -16,7 +16,7 @@
 
 use super::numbers::{build_result, interval_sample, Snapshot};
 use super::rand::{time_seed, Dist, Rng, UniqueSeq};
-use super::shared::{Live, Shared, WorkerOut, BUCKETS};
+use super::shared::{Live, Shared, WorkerOut};
 use super::workload::{Session, Tally};
 use super::OltpConfig;
 use crate::db::clients::{self, Clients, Sessions};
@@ -24,7 +24,7 @@ use crate::db::sockets::ThreadIo;
 use crate::db::{classify, describe_error, ClientIo, ConnectionConfig, ErrorClass, IoStats};
 use crate::engine::{Controller, Observer};
 use crate::engine::{IntervalSample, Measurement};
-use crate::stats::{LatencyRecorder, SysbenchHistogram};
+use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -121,7 +121,6 @@ fn watch(
     let mut tick = 1u32;
     let mut prev = Snapshot::default();
     let mut prev_t = start;
-    let mut scratch = SysbenchHistogram::new();
     while finished < clients.threads() {
         let wait = if cfg.report_interval_s > 0 {
             (start + interval * tick).saturating_duration_since(Instant::now())
@@ -137,8 +136,7 @@ fn watch(
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 if cfg.report_interval_s > 0 && Instant::now() >= start + interval * tick {
                     let now = Instant::now();
-                    let sample =
-                        interval_sample(shared, &mut prev, prev_t, now, start, &mut scratch);
+                    let sample = interval_sample(shared, &mut prev, prev_t, now, start);
                     prev_t = now;
                     observer.interval(&sample);
                     intervals.push(sample);
@@ -154,7 +152,7 @@ fn watch(
         && shared.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
     {
         let now = Instant::now();
-        let mut sample = interval_sample(shared, &mut prev, prev_t, now, start, &mut scratch);
+        let mut sample = interval_sample(shared, &mut prev, prev_t, now, start);
         // The workers ran through this interval; they exited only at its very end.
         sample.threads = cfg.threads;
         observer.interval(&sample);
@@ -314,8 +312,7 @@ async fn worker(
         let ns = now.saturating_duration_since(t0).as_nanos() as u64;
         let bucket = recorder.record(ns);
         live.events.fetch_add(1, Relaxed);
-        live.hist[bucket.min(BUCKETS - 1)].fetch_add(1, Relaxed);
-        live.interval_max_ns.fetch_max(ns, Relaxed);
+        live.latencies.record(bucket, ns);
     }
     if !shared.abort.load(Relaxed) && !shared.external_stop.abort_requested() {
         let mut tally = Tally::default();

@@ -7,15 +7,12 @@ use super::rand::UniqueSeq;
 use super::workload::Tally;
 use super::OltpConfig;
 use crate::db::IoStats;
-use crate::engine::Controller;
+use crate::engine::{Controller, LiveLatencies};
 use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
-
-/// sysbench's histogram size (`stats::SysbenchHistogram` buckets).
-pub(super) const BUCKETS: usize = 1024;
 
 /// Counters one worker publishes while it runs.
 pub(super) struct Live {
@@ -25,9 +22,8 @@ pub(super) struct Live {
     pub(super) other: AtomicU64,
     pub(super) errors: AtomicU64,
     pub(super) reconnects: AtomicU64,
-    /// sysbench buckets of this interval's transactions (swapped to zero by the reporter).
-    pub(super) hist: Box<[AtomicU64]>,
-    pub(super) interval_max_ns: AtomicU64,
+    /// This interval's transaction latencies (taken by the reporter).
+    pub(super) latencies: LiveLatencies,
 }
 
 impl Live {
@@ -39,8 +35,7 @@ impl Live {
             other: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             reconnects: AtomicU64::new(0),
-            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
-            interval_max_ns: AtomicU64::new(0),
+            latencies: LiveLatencies::new(),
         }
     }
 
