@@ -5,8 +5,9 @@
 //! why one is not); then the sessions run until the run's stop rule ends them, and the threads
 //! are joined (or, after an abort, left behind).
 //!
-//! An engine says what its run shares and what one connection does by implementing
-//! [`Sessions`] on its run's shared state (`oltp/shared.rs`, `tpcc/shared.rs`); its driver
+//! An engine says what one connection prepares and does by implementing [`Sessions`] on its
+//! run's shared state (`oltp/shared.rs`, `tpcc/shared.rs`), which holds the [`ClientRun`]
+//! every engine's threads share (connection options, stop flags, the run's error); its driver
 //! calls [`start`], watches the run through [`Clients`] and collects the sessions' outputs with
 //! [`Clients::join`].
 
@@ -14,13 +15,83 @@ use super::conn::ConnectionConfig;
 use super::sockets::{client_runtime, ClientIo, IoStats, ThreadIo};
 use crate::engine::Controller;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long an aborted run waits for transactions in progress before it abandons them.
 const ABORT_GRACE: Duration = Duration::from_millis(500);
+
+/// What every client thread of a run shares, whatever the engine: how to connect and wait
+/// for replies, the stop flags and the run's error.
+pub(crate) struct ClientRun {
+    pub(crate) connection: ConnectionConfig,
+    pub(crate) client_io: ClientIo,
+    /// Whether the reactor drops the sockets' writable wake-ups (see `db::sockets`).
+    pub(crate) skip_write_wakeups: bool,
+    /// How the connections waited for replies (see `db::sockets`), for the result's notes.
+    pub(crate) io_stats: IoStats,
+    /// Set on a fatal error or when connecting failed: every session stops.
+    halt: AtomicBool,
+    controller: Controller,
+    fatal: Mutex<Option<String>>,
+}
+
+impl ClientRun {
+    pub(crate) fn new(
+        connection: &ConnectionConfig,
+        client_io: ClientIo,
+        skip_write_wakeups: bool,
+        controller: &Controller,
+    ) -> Self {
+        ClientRun {
+            connection: connection.clone(),
+            client_io,
+            skip_write_wakeups,
+            io_stats: IoStats::default(),
+            halt: AtomicBool::new(false),
+            controller: controller.clone(),
+            fatal: Mutex::new(None),
+        }
+    }
+
+    /// Whether every session should stop now (fatal error, failed connect, stop or abort
+    /// asked).
+    pub(crate) fn stopping(&self) -> bool {
+        self.halt.load(Relaxed) || self.controller.stop_requested()
+    }
+
+    /// Whether a fatal error or a failed connect stopped the sessions.
+    pub(crate) fn halted(&self) -> bool {
+        self.halt.load(Relaxed)
+    }
+
+    /// The caller's controller (stop and abort requests).
+    pub(crate) fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
+    /// Ends the run with an error; the first one is kept.
+    pub(crate) fn set_fatal(&self, msg: String) {
+        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(msg);
+        }
+        self.halt.store(true, Relaxed);
+    }
+
+    /// The run's error, if any.
+    pub(crate) fn fatal(&self) -> Option<String> {
+        self.fatal.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether the run has no error yet (false also when the lock is poisoned).
+    pub(crate) fn no_error_yet(&self) -> bool {
+        self.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
+    }
+}
 
 /// What an engine's run shares with its client threads, and what each of its connections
 /// prepares and does. Implemented on the run's shared state.
@@ -39,18 +110,8 @@ pub(crate) trait Sessions: Send + Sync + Sized + 'static {
     /// A thread with a single connection polls it directly, without a task per session.
     const POLL_ALONE: bool;
 
-    fn connection(&self) -> &ConnectionConfig;
-    fn client_io(&self) -> ClientIo;
-    /// Whether the reactor drops the sockets' writable wake-ups (see `db::sockets`).
-    fn skip_write_wakeups(&self) -> bool;
-    /// Where the threads count how their connections wait for replies.
-    fn io_stats(&self) -> &IoStats;
-    /// Whether every session should stop now.
-    fn stopping(&self) -> bool;
-    /// A connection could not be made ready: every session ends without running.
-    fn abort(&self);
-    /// Ends the run with an error (the first one is kept).
-    fn set_fatal(&self, msg: String);
+    /// What every client thread of the run shares, whatever the engine.
+    fn client_run(&self) -> &ClientRun;
     /// Prepares a new connection for `plan`; `Err` is the run's error, in the engine's words.
     fn prepare(
         &self,
@@ -115,7 +176,7 @@ pub(crate) fn start<S: Sessions, R>(
     drop((ready_tx, done_tx));
     let connect_error = await_ready(&ready_rx, threads);
     if connect_error.is_some() {
-        shared.abort();
+        shared.client_run().halt.store(true, Relaxed);
     }
     let started = at_start();
     barrier.wait();
@@ -168,7 +229,7 @@ impl<S: Sessions> Clients<S> {
         if controller.abort_requested() {
             let since = *self.aborted_at.get_or_insert_with(Instant::now);
             if since.elapsed() >= ABORT_GRACE {
-                self.shared.set_fatal(
+                self.shared.client_run().set_fatal(
                     "the run was aborted: transactions in progress were abandoned".into(),
                 );
                 return true;
@@ -188,7 +249,10 @@ impl<S: Sessions> Clients<S> {
             }
             match h.join() {
                 Ok(v) => outs.extend(v),
-                Err(_) => self.shared.set_fatal("a client thread panicked".into()),
+                Err(_) => self
+                    .shared
+                    .client_run()
+                    .set_fatal("a client thread panicked".into()),
             }
         }
         outs.sort_by_key(|o| S::index(o));
@@ -204,10 +268,11 @@ fn client_thread<S: Sessions>(
     barrier: &Barrier,
     ready_tx: &Sender<Option<String>>,
 ) -> Vec<S::Out> {
+    let run = shared.client_run();
     let Some((rt, io)) = client_runtime(
-        shared.client_io(),
-        shared.skip_write_wakeups(),
-        shared.connection(),
+        run.client_io,
+        run.skip_write_wakeups,
+        &run.connection,
         plans.len(),
         ready_tx,
         barrier,
@@ -217,8 +282,8 @@ fn client_thread<S: Sessions>(
     let mut sessions: Result<Vec<S::Session>, String> = rt.block_on(async {
         let mut v = Vec::with_capacity(plans.len());
         for p in &plans {
-            let conn = shared
-                .connection()
+            let conn = run
+                .connection
                 .connect(true)
                 .await
                 .map_err(|e| format!("{e:#}"))?;
@@ -226,11 +291,11 @@ fn client_thread<S: Sessions>(
         }
         Ok(v)
     });
-    sessions_ready::<S>(&mut sessions, &io, shared.io_stats(), ready_tx, barrier);
+    sessions_ready::<S>(&mut sessions, &io, &run.io_stats, ready_tx, barrier);
     let Ok(sessions) = sessions else {
         return Vec::new();
     };
-    if shared.stopping() {
+    if run.stopping() {
         return Vec::new();
     }
     if S::POLL_ALONE && plans.len() == 1 {
@@ -247,7 +312,7 @@ fn client_thread<S: Sessions>(
         while let Some(r) = set.join_next().await {
             match r {
                 Ok(o) => outs.push(o),
-                Err(e) => shared.set_fatal(format!("a {} task failed: {e}", S::TASK)),
+                Err(e) => run.set_fatal(format!("a {} task failed: {e}", S::TASK)),
             }
         }
         outs

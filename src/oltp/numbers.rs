@@ -98,12 +98,8 @@ pub(super) fn build_result(
     if cfg.ps_mode == super::PsMode::Disable {
         notes.push("prepared statements off: statements sent as SQL text".into());
     }
-    let diagnostics = shared.io_stats.notes();
-    let error = shared
-        .fatal
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
+    let diagnostics = shared.run.io_stats.notes();
+    let error = shared.run.fatal();
     if error.is_some() {
         notes.push("the run ended early on an error: the numbers are partial".into());
     }

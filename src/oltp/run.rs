@@ -19,16 +19,16 @@ use super::rand::{time_seed, Dist, Rng, UniqueSeq};
 use super::shared::{Live, Shared, WorkerOut};
 use super::workload::{Session, Tally};
 use super::OltpConfig;
-use crate::db::clients::{self, Clients, Sessions};
+use crate::db::clients::{self, ClientRun, Clients, Sessions};
 use crate::db::sockets::ThreadIo;
-use crate::db::{classify, describe_error, ClientIo, ConnectionConfig, ErrorClass, IoStats};
+use crate::db::{classify, describe_error, ErrorClass};
 use crate::engine::{Controller, Observer};
 use crate::engine::{IntervalSample, Measurement};
 use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Runs the benchmark. `Err` only when it could not start (bad options, cannot connect or
@@ -62,14 +62,16 @@ pub fn run(
         cfg: cfg.clone(),
         start: OnceLock::new(),
         deadline: OnceLock::new(),
-        abort: AtomicBool::new(false),
-        external_stop: controller.clone(),
+        run: ClientRun::new(
+            &cfg.connection,
+            cfg.client_io,
+            cfg.drops_write_wakeups(),
+            controller,
+        ),
         tickets: AtomicU64::new(0),
         running: AtomicU32::new(0),
         live: (0..threads).map(|_| Live::new()).collect(),
         unique: UniqueSeq::new(seed),
-        fatal: Mutex::new(None),
-        io_stats: IoStats::default(),
     });
     let started_at = crate::sys::clock::now_rfc3339();
     // Phase 1: every connection connected and prepared, then the clock starts.
@@ -149,7 +151,7 @@ fn watch(
     // The last tick often coincides with the end of a --time run (sysbench prints it too).
     if cfg.report_interval_s > 0
         && start.elapsed() + Duration::from_millis(50) >= interval * tick
-        && shared.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
+        && shared.run.no_error_yet()
     {
         let now = Instant::now();
         let mut sample = interval_sample(shared, &mut prev, prev_t, now, start);
@@ -176,32 +178,8 @@ impl Sessions for Shared {
     const TASK: &'static str = "worker";
     const POLL_ALONE: bool = false;
 
-    fn connection(&self) -> &ConnectionConfig {
-        &self.cfg.connection
-    }
-
-    fn client_io(&self) -> ClientIo {
-        self.cfg.client_io
-    }
-
-    fn skip_write_wakeups(&self) -> bool {
-        self.cfg.drops_write_wakeups()
-    }
-
-    fn io_stats(&self) -> &IoStats {
-        &self.io_stats
-    }
-
-    fn stopping(&self) -> bool {
-        Shared::stopping(self)
-    }
-
-    fn abort(&self) {
-        self.abort.store(true, Relaxed);
-    }
-
-    fn set_fatal(&self, msg: String) {
-        Shared::set_fatal(self, msg);
+    fn client_run(&self) -> &ClientRun {
+        &self.run
     }
 
     async fn prepare(&self, conn: mysql_async::Conn, plan: &Plan) -> Result<Session, String> {
@@ -314,7 +292,7 @@ async fn worker(
         live.events.fetch_add(1, Relaxed);
         live.latencies.record(bucket, ns);
     }
-    if !shared.abort.load(Relaxed) && !shared.external_stop.abort_requested() {
+    if !shared.run.halted() && !shared.run.controller().abort_requested() {
         let mut tally = Tally::default();
         if let Err(e) = session.finish(&mut tally).await {
             shared.set_fatal(format!(
@@ -398,7 +376,7 @@ async fn lost(
             // A bulk INSERT in the making goes on on the new connection.
             s.bulk = std::mem::take(&mut session.bulk);
             *session = *s;
-            io.apply(&mut session.conn, &shared.io_stats);
+            io.apply(&mut session.conn, &shared.run.io_stats);
             live.reconnects.fetch_add(1, Relaxed);
             true
         }

@@ -16,9 +16,9 @@ use super::shared::{Shared, TransactionLog};
 use super::txn::Session;
 use super::worker::{worker, WorkerOut};
 use super::{HomeWarehouse, TpccConfig, TpccError};
-use crate::db::clients::{self, Clients, Sessions};
+use crate::db::clients::{self, ClientRun, Clients, Sessions};
 use crate::db::sockets::ThreadIo;
-use crate::db::{describe_error, ClientIo, ConnectionConfig, IoStats};
+use crate::db::{describe_error, ClientIo};
 use crate::engine::{Controller, Observer};
 use crate::engine::{Counters, IntervalSample, Measurement, TpccCounters, TpccTypeCounters};
 use crate::rng::Rng;
@@ -26,7 +26,7 @@ use crate::stats::{fairness, LatencyRecorder, ThreadShare};
 use mysql_async::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -63,10 +63,12 @@ pub fn run_logged(
         log,
         rt_limits_ns: cfg.rt_limits_s.map(|s| s * 1e9),
         window: OnceLock::new(),
-        abort: AtomicBool::new(false),
-        controller: controller.clone(),
-        fatal: Mutex::new(None),
-        io_stats: IoStats::default(),
+        run: ClientRun::new(
+            &cfg.connection,
+            cfg.client_io,
+            cfg.skip_write_wakeups,
+            controller,
+        ),
         recorders: Mutex::new(std::array::from_fn(|_| LatencyRecorder::new())),
         buckets: crate::stats::SysbenchHistogram::new(),
         deck: Mutex::new((Deck::new(), Rng::stream(seed, 0xDEC))),
@@ -193,32 +195,8 @@ impl Sessions for Shared {
     const TASK: &'static str = "connection";
     const POLL_ALONE: bool = true;
 
-    fn connection(&self) -> &ConnectionConfig {
-        &self.cfg.connection
-    }
-
-    fn client_io(&self) -> ClientIo {
-        self.cfg.client_io
-    }
-
-    fn skip_write_wakeups(&self) -> bool {
-        self.cfg.skip_write_wakeups
-    }
-
-    fn io_stats(&self) -> &IoStats {
-        &self.io_stats
-    }
-
-    fn stopping(&self) -> bool {
-        Shared::stopping(self)
-    }
-
-    fn abort(&self) {
-        self.abort.store(true, Relaxed);
-    }
-
-    fn set_fatal(&self, msg: String) {
-        Shared::set_fatal(self, msg);
+    fn client_run(&self) -> &ClientRun {
+        &self.run
     }
 
     async fn prepare(&self, conn: mysql_async::Conn, _: &Plan) -> Result<Session, String> {
@@ -427,7 +405,7 @@ fn build_result(
 /// What a developer wants to know about the run (not shown with the figures): how the
 /// connections waited for replies.
 fn diagnostics(shared: &Shared) -> Vec<String> {
-    shared.io_stats.notes()
+    shared.run.io_stats.notes()
 }
 
 fn notes(cfg: &TpccConfig, failed: bool) -> Vec<String> {
