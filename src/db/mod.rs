@@ -1,7 +1,10 @@
 //! The MySQL-protocol client side shared by the OLTP and TPC-C engines: connection options
 //! (`--mysql-*`), connecting with errors that name what to fix, classifying errors (ignorable,
-//! connection lost, fatal), and how the benchmark loops' connections wait for replies (`sockets`, `uring`).
+//! connection lost, fatal), the client threads of a run (`clients`: spawn, connect and prepare,
+//! the ready handshake, join) and how the benchmark loops' connections wait for replies
+//! (`sockets`, `uring`).
 
+pub(crate) mod clients;
 mod conn;
 pub mod sockets;
 mod uring;

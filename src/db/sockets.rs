@@ -1,5 +1,5 @@
-//! How the measured loop's connections wait for replies, and the client threads' runtime,
-//! ready handshake and join that both engines use.
+//! How the measured loop's connections wait for replies, and the client threads' runtime
+//! (the threads themselves: [`super::clients`]).
 //!
 //! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
 //!   drives one connection): after connecting and preparing, the connection's socket leaves tokio's
@@ -248,49 +248,6 @@ pub(crate) fn client_runtime(
             None
         }
     }
-}
-
-/// Joins a run's client threads and returns their outputs in connection order (`idx`). After an
-/// abort (`all_done` false) a thread still waiting on the server is left behind: its numbers are
-/// lost with it. A thread that panicked is reported through `on_panic`.
-pub(crate) fn join_clients<T>(
-    handles: Vec<std::thread::JoinHandle<Vec<T>>>,
-    all_done: bool,
-    mut on_panic: impl FnMut(),
-    idx: impl Fn(&T) -> usize,
-) -> Vec<T> {
-    let mut outs = Vec::with_capacity(handles.len());
-    for h in handles {
-        if !all_done && !h.is_finished() {
-            continue;
-        }
-        match h.join() {
-            Ok(v) => outs.extend(v),
-            Err(_) => on_panic(),
-        }
-    }
-    outs.sort_by_key(|o| idx(o));
-    outs
-}
-
-/// A client thread's sessions are connected (or not): apply the thread's way of waiting to
-/// each one's connection (`conn`) when they are, tell the starting thread, wait at the start
-/// `barrier`.
-pub(crate) fn sessions_ready<T>(
-    sessions: &mut Result<Vec<T>, String>,
-    conn: impl Fn(&mut T) -> &mut mysql_async::Conn,
-    io: &ThreadIo,
-    stats: &IoStats,
-    ready_tx: &std::sync::mpsc::Sender<Option<String>>,
-    barrier: &std::sync::Barrier,
-) {
-    if let Ok(v) = sessions {
-        for s in v.iter_mut() {
-            io.apply(conn(s), stats);
-        }
-    }
-    let _ = ready_tx.send(sessions.as_ref().err().cloned());
-    barrier.wait();
 }
 
 /// Parses the `tfd:` lines of an eventpoll fdinfo: (fd, events, data).

@@ -4,7 +4,8 @@
 //! - each step (`prepare`, `run`, `cleanup`, TPC-C's `check`) takes the engine's plain config, a
 //!   [`Controller`] and an [`Observer`], and blocks until it is done;
 //! - `run` returns a [`Measurement`] (`measurement.rs`, with its [`Counters`] and
-//!   [`IntervalSample`]s): the numbers, with `error` set when the run
+//!   [`IntervalSample`]s, each built by `interval.rs` from the latencies the workers publish
+//!   during the interval): the numbers, with `error` set when the run
 //!   ended early (the numbers are then partial); other failures are `Err` values whose text
 //!   names what failed in the engine's own words (a directory, a table, a server), never a
 //!   command-line flag the caller may not have typed: the CLI adds the flag, the suite the
@@ -12,8 +13,10 @@
 //! - engines never print and never write result files: progress lines and interval samples go
 //!   to the observer, results to the caller, which renders them (`report`) and writes them.
 
+pub mod interval;
 pub mod measurement;
 
+pub use interval::*;
 pub use measurement::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

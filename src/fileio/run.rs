@@ -7,10 +7,10 @@ use super::config::{Compat, FileioConfig, Fill, IoMode, TestMode};
 use super::files::{AlignedBuf, TestFiles};
 use super::generator::{Generator, Request};
 use super::shared::{account, record_error, worker_rng, Shared, Tally, WorkerStats, MIB};
-use crate::engine::{Controller, Observer};
+use crate::engine::{Controller, IntervalLatencies, Observer, Percentiles};
 use crate::engine::{Counters, FileioCounters, IntervalRates, IntervalSample, Measurement};
 use crate::rng::Rng;
-use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
+use crate::stats::{fairness, LatencyRecorder, ThreadShare};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -255,39 +255,30 @@ fn interval_sample(
     elapsed: Duration,
 ) -> IntervalSample {
     let mut sum = Tally::default();
-    let mut hist = SysbenchHistogram::new();
-    let mut max_ns = 0;
+    let mut latencies = IntervalLatencies::default();
     for st in stats {
         let mut s = st.lock().unwrap();
         sum.add(&s.interval);
         let it = std::mem::take(&mut s.interval);
         s.total.add(&it);
-        hist.merge(&s.interval_hist);
-        s.interval_hist.reset();
-        max_ns = max_ns.max(s.interval_max_ns);
-        s.interval_max_ns = 0;
+        let s = &mut *s;
+        latencies.take_histogram(&mut s.interval_hist, &mut s.interval_max_ns);
     }
     let secs = len.as_secs_f64().max(1e-9);
-    IntervalSample {
-        time_s: elapsed.as_secs_f64(),
-        threads: cfg.threads,
-        events: sum.events,
-        latency_pct_ms: if cfg.percentile > 0.0 {
-            hist.percentile_ms(cfg.percentile)
-        } else {
-            0.0
-        },
-        latency_max_ms: max_ns as f64 / 1e6,
-        p95_ms: hist.percentile_ms(95.0),
-        p99_ms: hist.percentile_ms(99.0),
-        rates: IntervalRates::Fileio {
+    let percentile = (cfg.percentile > 0.0).then_some(cfg.percentile);
+    IntervalSample::new(
+        elapsed.as_secs_f64(),
+        cfg.threads,
+        sum.events,
+        latencies.figures(percentile, Percentiles::BucketValue),
+        IntervalRates::Fileio {
             read_mib_per_s: sum.bytes_read as f64 / MIB / secs,
             written_mib_per_s: sum.bytes_written as f64 / MIB / secs,
             reads_per_s: sum.reads as f64 / secs,
             writes_per_s: sum.writes as f64 / secs,
             fsyncs_per_s: sum.fsyncs as f64 / secs,
         },
-    }
+    )
 }
 
 fn build_result(

@@ -4,7 +4,8 @@
 use super::shared::{Live, Shared, WorkerOut};
 use super::OltpConfig;
 use crate::engine::{Counters, IntervalRates, IntervalSample, Measurement, OltpCounters};
-use crate::stats::{fairness, LatencyRecorder, SysbenchHistogram, ThreadShare};
+use crate::engine::{IntervalLatencies, Percentiles};
+use crate::stats::{fairness, LatencyRecorder, ThreadShare};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -25,11 +26,9 @@ pub(super) fn interval_sample(
     prev_t: Instant,
     now: Instant,
     start: Instant,
-    scratch: &mut SysbenchHistogram,
 ) -> IntervalSample {
     let mut cur = Snapshot::default();
-    let mut buckets: Vec<(u16, u64)> = Vec::new();
-    let mut max_ns = 0;
+    let mut latencies = IntervalLatencies::default();
     for l in &shared.live {
         cur.events += l.events.load(Relaxed);
         cur.reads += l.reads.load(Relaxed);
@@ -37,30 +36,17 @@ pub(super) fn interval_sample(
         cur.other += l.other.load(Relaxed);
         cur.errors += l.errors.load(Relaxed);
         cur.reconnects += l.reconnects.load(Relaxed);
-        for (i, b) in l.hist.iter().enumerate() {
-            let c = b.swap(0, Relaxed);
-            if c > 0 {
-                buckets.push((i as u16, c));
-            }
-        }
-        max_ns = max_ns.max(l.interval_max_ns.swap(0, Relaxed));
+        latencies.take(&l.latencies);
     }
-    *scratch = SysbenchHistogram::from_nonempty(&buckets);
     let secs = now.duration_since(prev_t).as_secs_f64().max(1e-9);
     let d = |a: u64, b: u64| a.saturating_sub(b) as f64 / secs;
-    let sample = IntervalSample {
-        time_s: now.duration_since(start).as_secs_f64(),
-        threads: shared.running.load(Relaxed),
-        events: cur.events - prev.events,
-        latency_pct_ms: if shared.cfg.percentile > 0 {
-            scratch.percentile_ms(shared.cfg.percentile as f64)
-        } else {
-            0.0
-        },
-        latency_max_ms: max_ns as f64 / 1e6,
-        p95_ms: scratch.percentile_ms(95.0),
-        p99_ms: scratch.percentile_ms(99.0),
-        rates: IntervalRates::Oltp {
+    let percentile = (shared.cfg.percentile > 0).then_some(shared.cfg.percentile as f64);
+    let sample = IntervalSample::new(
+        now.duration_since(start).as_secs_f64(),
+        shared.running.load(Relaxed),
+        cur.events - prev.events,
+        latencies.figures(percentile, Percentiles::BucketValue),
+        IntervalRates::Oltp {
             tps: d(cur.events, prev.events),
             qps: d(
                 cur.reads + cur.writes + cur.other,
@@ -72,7 +58,7 @@ pub(super) fn interval_sample(
             errors_per_s: d(cur.errors, prev.errors),
             reconnects_per_s: d(cur.reconnects, prev.reconnects),
         },
-    };
+    );
     *prev = cur;
     sample
 }
@@ -112,12 +98,8 @@ pub(super) fn build_result(
     if cfg.ps_mode == super::PsMode::Disable {
         notes.push("prepared statements off: statements sent as SQL text".into());
     }
-    let diagnostics = shared.io_stats.notes();
-    let error = shared
-        .fatal
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
+    let diagnostics = shared.run.io_stats.notes();
+    let error = shared.run.fatal();
     if error.is_some() {
         notes.push("the run ended early on an error: the numbers are partial".into());
     }

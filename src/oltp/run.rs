@@ -2,7 +2,8 @@
 //!
 //! Connections are spread over OS threads (one per connection by default, like sysbench; fewer
 //! with `client_threads`), each driving its share with a single-threaded tokio runtime, so a
-//! query costs no cross-thread wake-up.
+//! query costs no cross-thread wake-up (the threads are `db::clients`'; this file says what an
+//! OLTP connection prepares and runs).
 //! Every connection connects and prepares first; the clock starts when all are ready (sysbench's
 //! "Threads started!"). Per transaction the worker keeps its latency in its own
 //! [`LatencyRecorder`] and bumps a few relaxed atomics (counters, the interval histogram) that the
@@ -15,21 +16,20 @@
 
 use super::numbers::{build_result, interval_sample, Snapshot};
 use super::rand::{time_seed, Dist, Rng, UniqueSeq};
-use super::shared::{Live, Shared, WorkerOut, BUCKETS};
+use super::shared::{Live, Shared, WorkerOut};
 use super::workload::{Session, Tally};
 use super::OltpConfig;
+use crate::db::clients::{self, ClientRun, Clients, Sessions};
 use crate::db::sockets::ThreadIo;
-use crate::db::{classify, describe_error, ErrorClass, IoStats};
+use crate::db::{classify, describe_error, ErrorClass};
 use crate::engine::{Controller, Observer};
 use crate::engine::{IntervalSample, Measurement};
-use crate::stats::{LatencyRecorder, SysbenchHistogram};
+use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::future::Future;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-
-/// How long an aborted run waits for transactions in progress before it abandons them.
-const ABORT_GRACE: Duration = Duration::from_millis(500);
 
 /// Runs the benchmark. `Err` only when it could not start (bad options, cannot connect or
 /// prepare statements); an error during the run returns the partial result with `error` set.
@@ -62,51 +62,41 @@ pub fn run(
         cfg: cfg.clone(),
         start: OnceLock::new(),
         deadline: OnceLock::new(),
-        abort: AtomicBool::new(false),
-        external_stop: controller.clone(),
+        run: ClientRun::new(
+            &cfg.connection,
+            cfg.client_io,
+            cfg.drops_write_wakeups(),
+            controller,
+        ),
         tickets: AtomicU64::new(0),
         running: AtomicU32::new(0),
         live: (0..threads).map(|_| Live::new()).collect(),
         unique: UniqueSeq::new(seed),
-        fatal: Mutex::new(None),
-        io_stats: IoStats::default(),
     });
     let started_at = crate::sys::clock::now_rfc3339();
-    let barrier = Arc::new(Barrier::new(os_threads + 1));
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let handles = spawn_clients(os_threads, seed, &shared, &barrier, ready_tx, done_tx)?;
-
-    // Phase 1: every connection connected and prepared?
-    let connect_error = await_ready(&ready_rx, os_threads);
-    if connect_error.is_some() {
-        shared.abort.store(true, Relaxed);
-    }
-    let start = Instant::now();
-    let _ = shared.start.set(start);
-    let _ = shared
-        .deadline
-        .set((cfg.time_s > 0).then(|| start + Duration::from_secs(cfg.time_s)));
-    shared.running.store(threads as u32, Relaxed);
-    barrier.wait();
-    if let Some(e) = connect_error {
-        for h in handles {
-            let _ = h.join();
-        }
-        anyhow::bail!(e);
-    }
+    // Phase 1: every connection connected and prepared, then the clock starts.
+    let (mut clients, start) = clients::start(
+        &shared,
+        os_threads,
+        threads,
+        |i| Plan { i, seed },
+        || {
+            let start = Instant::now();
+            let _ = shared.start.set(start);
+            let _ = shared
+                .deadline
+                .set((cfg.time_s > 0).then(|| start + Duration::from_secs(cfg.time_s)));
+            shared.running.store(threads as u32, Relaxed);
+            start
+        },
+    )?;
     observer.message("Threads started!\n");
 
     // Phase 2: intervals until every client thread is done (or an abort gives up on them).
-    let (intervals, finished) = watch(&shared, start, &done_rx, os_threads, controller, observer);
+    let (intervals, finished) = watch(&shared, start, &mut clients, controller, observer);
     let total_time_s = start.elapsed().as_secs_f64();
 
-    let outs = crate::db::sockets::join_clients(
-        handles,
-        finished >= os_threads,
-        || shared.set_fatal("a client thread panicked".into()),
-        |o: &WorkerOut| o.idx,
-    );
+    let outs = clients.join(finished >= os_threads);
     Ok(build_result(
         cfg,
         &shared,
@@ -117,65 +107,12 @@ pub fn run(
     ))
 }
 
-type ClientHandle = std::thread::JoinHandle<Vec<WorkerOut>>;
-
-/// Starts `os_threads` client threads, each with its share of the connections.
-fn spawn_clients(
-    os_threads: usize,
-    seed: u64,
-    shared: &Arc<Shared>,
-    barrier: &Arc<Barrier>,
-    ready_tx: std::sync::mpsc::Sender<Option<String>>,
-    done_tx: std::sync::mpsc::Sender<()>,
-) -> anyhow::Result<Vec<ClientHandle>> {
-    let threads = shared.cfg.threads as usize;
-    let mut handles = Vec::with_capacity(os_threads);
-    for k in 0..os_threads {
-        let ids: Vec<usize> = (0..threads).filter(|i| i % os_threads == k).collect();
-        let shared = shared.clone();
-        let barrier = barrier.clone();
-        let ready_tx = ready_tx.clone();
-        let done_tx = done_tx.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("oltp-{k}"))
-            .spawn(move || {
-                let out = client_thread(ids, seed, &shared, &barrier, &ready_tx);
-                let _ = done_tx.send(());
-                out
-            })
-            .map_err(|e| anyhow::anyhow!("could not start a client thread: {e}"))?;
-        handles.push(h);
-    }
-    Ok(handles)
-}
-
-/// Waits until every client thread has connected and prepared; the first error, if any.
-fn await_ready(
-    ready_rx: &std::sync::mpsc::Receiver<Option<String>>,
-    os_threads: usize,
-) -> Option<String> {
-    let mut connect_error = None;
-    for _ in 0..os_threads {
-        match ready_rx.recv() {
-            Ok(None) => {}
-            Ok(Some(e)) => {
-                connect_error.get_or_insert(e);
-            }
-            Err(_) => {
-                connect_error.get_or_insert_with(|| "a client thread died while connecting".into());
-            }
-        }
-    }
-    connect_error
-}
-
 /// Takes the interval samples while the client threads run; returns them and how many threads
 /// finished (fewer than all when an abort gave up waiting).
 fn watch(
     shared: &Shared,
     start: Instant,
-    done_rx: &std::sync::mpsc::Receiver<()>,
-    os_threads: usize,
+    clients: &mut Clients<Shared>,
     controller: &Controller,
     observer: &dyn Observer,
 ) -> (Vec<IntervalSample>, usize) {
@@ -186,31 +123,22 @@ fn watch(
     let mut tick = 1u32;
     let mut prev = Snapshot::default();
     let mut prev_t = start;
-    let mut scratch = SysbenchHistogram::new();
-    let mut aborted_at: Option<Instant> = None;
-    while finished < os_threads {
+    while finished < clients.threads() {
         let wait = if cfg.report_interval_s > 0 {
             (start + interval * tick).saturating_duration_since(Instant::now())
         } else {
             Duration::from_secs(3600)
         }
         .min(Duration::from_millis(100));
-        if controller.abort_requested() {
-            let since = *aborted_at.get_or_insert_with(Instant::now);
-            if since.elapsed() >= ABORT_GRACE {
-                shared.set_fatal(
-                    "the run was aborted: transactions in progress were abandoned".into(),
-                );
-                break;
-            }
+        if clients.abandon(controller) {
+            break;
         }
-        match done_rx.recv_timeout(wait) {
+        match clients.wait(wait) {
             Ok(()) => finished += 1,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 if cfg.report_interval_s > 0 && Instant::now() >= start + interval * tick {
                     let now = Instant::now();
-                    let sample =
-                        interval_sample(shared, &mut prev, prev_t, now, start, &mut scratch);
+                    let sample = interval_sample(shared, &mut prev, prev_t, now, start);
                     prev_t = now;
                     observer.interval(&sample);
                     intervals.push(sample);
@@ -223,10 +151,10 @@ fn watch(
     // The last tick often coincides with the end of a --time run (sysbench prints it too).
     if cfg.report_interval_s > 0
         && start.elapsed() + Duration::from_millis(50) >= interval * tick
-        && shared.fatal.lock().map(|f| f.is_none()).unwrap_or(false)
+        && shared.run.no_error_yet()
     {
         let now = Instant::now();
-        let mut sample = interval_sample(shared, &mut prev, prev_t, now, start, &mut scratch);
+        let mut sample = interval_sample(shared, &mut prev, prev_t, now, start);
         // The workers ran through this interval; they exited only at its very end.
         sample.threads = cfg.threads;
         observer.interval(&sample);
@@ -235,83 +163,57 @@ fn watch(
     (intervals, finished)
 }
 
-/// One OS thread: connect its sessions, wait for the start signal, run them to the end.
-fn client_thread(
-    ids: Vec<usize>,
+/// One connection: its number and the run's seed (its random stream is made when it starts).
+pub(super) struct Plan {
+    i: usize,
     seed: u64,
-    shared: &Arc<Shared>,
-    barrier: &Barrier,
-    ready_tx: &std::sync::mpsc::Sender<Option<String>>,
-) -> Vec<WorkerOut> {
-    let cfg = &shared.cfg;
-    let Some((rt, io)) = crate::db::sockets::client_runtime(
-        cfg.client_io,
-        cfg.drops_write_wakeups(),
-        &cfg.connection,
-        ids.len(),
-        ready_tx,
-        barrier,
-    ) else {
-        return Vec::new();
-    };
-    let mut sessions: Result<Vec<(usize, Session)>, String> = rt.block_on(async {
-        let mut v = Vec::with_capacity(ids.len());
-        for &i in &ids {
-            let conn = cfg
-                .connection
-                .connect(true)
-                .await
-                .map_err(|e| format!("{e:#}"))?;
-            let s = Session::new(conn, cfg, i as u32).await.map_err(|e| {
-                format!(
-                    "could not prepare the {} statements: {}",
-                    cfg.workload.name(),
-                    describe_error(&e)
-                ) + if describe_error(&e).contains("1146") {
-                    " (the tables are missing: run `spindle oltp ... prepare` first, with the same --tables)"
-                } else {
-                    ""
-                }
-            })?;
-            v.push((i, s));
-        }
-        Ok(v)
-    });
-    crate::db::sockets::sessions_ready(
-        &mut sessions,
-        |s| &mut s.1.conn,
-        &io,
-        &shared.io_stats,
-        ready_tx,
-        barrier,
-    );
-    let Ok(sessions) = sessions else {
-        return Vec::new();
-    };
-    if shared.stopping() {
-        return Vec::new();
+}
+
+/// What an OLTP connection prepares (the workload's statements) and runs ([`worker`]).
+impl Sessions for Shared {
+    type Plan = Plan;
+    type Session = Session;
+    type Out = WorkerOut;
+    const NAME: &'static str = "oltp";
+    const TASK: &'static str = "worker";
+    const POLL_ALONE: bool = false;
+
+    fn client_run(&self) -> &ClientRun {
+        &self.run
     }
-    rt.block_on(async {
-        let mut set = tokio::task::JoinSet::new();
-        for (i, s) in sessions {
-            let shared = shared.clone();
-            set.spawn(worker(
-                i,
-                s,
-                Rng::new(seed, i as u64, Dist::new(&shared.cfg.rand)),
-                shared,
-                io.clone(),
-            ));
-        }
-        let mut outs = Vec::new();
-        while let Some(r) = set.join_next().await {
-            match r {
-                Ok(o) => outs.push(o),
-                Err(e) => shared.set_fatal(format!("a worker task failed: {e}")),
+
+    async fn prepare(&self, conn: mysql_async::Conn, plan: &Plan) -> Result<Session, String> {
+        let cfg = &self.cfg;
+        Session::new(conn, cfg, plan.i as u32).await.map_err(|e| {
+            format!(
+                "could not prepare the {} statements: {}",
+                cfg.workload.name(),
+                describe_error(&e)
+            ) + if describe_error(&e).contains("1146") {
+                " (the tables are missing: run `spindle oltp ... prepare` first, with the same --tables)"
+            } else {
+                ""
             }
-        }
-        outs
-    })
+        })
+    }
+
+    fn conn(session: &mut Session) -> &mut mysql_async::Conn {
+        &mut session.conn
+    }
+
+    fn run(
+        self: Arc<Self>,
+        plan: Plan,
+        session: Session,
+        io: ThreadIo,
+    ) -> impl Future<Output = WorkerOut> + Send + 'static {
+        let rng = Rng::new(plan.seed, plan.i as u64, Dist::new(&self.cfg.rand));
+        worker(plan.i, session, rng, self, io)
+    }
+
+    fn index(out: &WorkerOut) -> usize {
+        out.idx
+    }
 }
 
 enum Reconnect {
@@ -388,10 +290,9 @@ async fn worker(
         let ns = now.saturating_duration_since(t0).as_nanos() as u64;
         let bucket = recorder.record(ns);
         live.events.fetch_add(1, Relaxed);
-        live.hist[bucket.min(BUCKETS - 1)].fetch_add(1, Relaxed);
-        live.interval_max_ns.fetch_max(ns, Relaxed);
+        live.latencies.record(bucket, ns);
     }
-    if !shared.abort.load(Relaxed) && !shared.external_stop.abort_requested() {
+    if !shared.run.halted() && !shared.run.controller().abort_requested() {
         let mut tally = Tally::default();
         if let Err(e) = session.finish(&mut tally).await {
             shared.set_fatal(format!(
@@ -475,7 +376,7 @@ async fn lost(
             // A bulk INSERT in the making goes on on the new connection.
             s.bulk = std::mem::take(&mut session.bulk);
             *session = *s;
-            io.apply(&mut session.conn, &shared.io_stats);
+            io.apply(&mut session.conn, &shared.run.io_stats);
             live.reconnects.fetch_add(1, Relaxed);
             true
         }

@@ -1,21 +1,18 @@
 //! What an OLTP run's threads share: the live counters the interval sampler reads
-//! ([`Live`]), the stop/abort flags and the one-time error ([`Shared`]), and what a worker hands
-//! back ([`WorkerOut`]). Below the driver (`run.rs`) and the numbers (`numbers.rs`), which both
-//! read it.
+//! ([`Live`]), the stop/abort flags and the one-time error ([`Shared`], in the client threads'
+//! `db::clients::ClientRun`), and what a worker hands back ([`WorkerOut`]). Below the driver
+//! (`run.rs`) and the numbers (`numbers.rs`), which both read it.
 
 use super::rand::UniqueSeq;
 use super::workload::Tally;
 use super::OltpConfig;
-use crate::db::IoStats;
-use crate::engine::Controller;
+use crate::db::clients::ClientRun;
+use crate::engine::LiveLatencies;
 use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
 use std::time::Instant;
-
-/// sysbench's histogram size (`stats::SysbenchHistogram` buckets).
-pub(super) const BUCKETS: usize = 1024;
 
 /// Counters one worker publishes while it runs.
 pub(super) struct Live {
@@ -25,9 +22,8 @@ pub(super) struct Live {
     pub(super) other: AtomicU64,
     pub(super) errors: AtomicU64,
     pub(super) reconnects: AtomicU64,
-    /// sysbench buckets of this interval's transactions (swapped to zero by the reporter).
-    pub(super) hist: Box<[AtomicU64]>,
-    pub(super) interval_max_ns: AtomicU64,
+    /// This interval's transaction latencies (taken by the reporter).
+    pub(super) latencies: LiveLatencies,
 }
 
 impl Live {
@@ -39,8 +35,7 @@ impl Live {
             other: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             reconnects: AtomicU64::new(0),
-            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
-            interval_max_ns: AtomicU64::new(0),
+            latencies: LiveLatencies::new(),
         }
     }
 
@@ -61,21 +56,18 @@ pub(super) struct Shared {
     pub(super) cfg: OltpConfig,
     pub(super) start: OnceLock<Instant>,
     pub(super) deadline: OnceLock<Option<Instant>>,
-    /// Set on a fatal error or when connecting failed: every worker stops.
-    pub(super) abort: AtomicBool,
-    pub(super) external_stop: Controller,
+    /// The client threads' common state: connection options, stop flags, the run's error, how
+    /// the connections waited for replies (for the result's notes).
+    pub(super) run: ClientRun,
     pub(super) tickets: AtomicU64,
     pub(super) running: AtomicU32,
     pub(super) live: Vec<Live>,
     pub(super) unique: UniqueSeq,
-    pub(super) fatal: Mutex<Option<String>>,
-    /// How the connections waited for replies (see `db::sockets`), for the result's notes.
-    pub(super) io_stats: IoStats,
 }
 
 impl Shared {
     pub(super) fn stopping(&self) -> bool {
-        self.abort.load(Relaxed) || self.external_stop.stop_requested()
+        self.run.stopping()
     }
 
     pub(super) fn past_deadline(&self) -> bool {
@@ -88,11 +80,7 @@ impl Shared {
     }
 
     pub(super) fn set_fatal(&self, msg: String) {
-        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
-        if f.is_none() {
-            *f = Some(msg);
-        }
-        self.abort.store(true, Relaxed);
+        self.run.set_fatal(msg);
     }
 }
 

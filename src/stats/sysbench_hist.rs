@@ -31,6 +31,9 @@ impl Default for SysbenchHistogram {
 }
 
 impl SysbenchHistogram {
+    /// Number of buckets (sysbench's 1024).
+    pub const BUCKETS: usize = BUCKETS;
+
     pub fn new() -> Self {
         SysbenchHistogram {
             counts: Box::new([0; BUCKETS]),
@@ -70,9 +73,16 @@ impl SysbenchHistogram {
     }
 
     /// Counts one value whose bucket (from [`SysbenchHistogram::bucket_of`]) is known.
+    #[inline]
     pub fn record_bucket(&mut self, bucket: usize) {
-        self.counts[bucket.min(BUCKETS - 1)] += 1;
-        self.total += 1;
+        self.record_bucket_n(bucket, 1);
+    }
+
+    /// Counts `n` values of one bucket.
+    #[inline]
+    pub fn record_bucket_n(&mut self, bucket: usize, n: u64) {
+        self.counts[bucket.min(BUCKETS - 1)] += n;
+        self.total += n;
     }
 
     pub fn count(&self) -> u64 {

@@ -1,15 +1,13 @@
 //! Counters each connection publishes while it runs (relaxed atomics, one set per connection),
 //! and the interval sample the reporting thread builds from them: per type the transactions
 //! completed in the interval, the late ones, the 95th/99th percentile (sysbench-style 1024-bucket
-//! histogram of the interval) and the largest response time.
+//! histogram of the interval, never above the largest time) and the largest response time. The
+//! latencies are published and taken through `engine::interval`, as every engine's.
 
 use super::deck::TxKind;
-use crate::engine::{IntervalRates, IntervalSample};
-use crate::stats::SysbenchHistogram;
+use crate::engine::{IntervalLatencies, IntervalLatency, IntervalRates, IntervalSample};
+use crate::engine::{LiveLatencies, Percentiles};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-/// Buckets of [`SysbenchHistogram`] (sysbench's 1024).
-pub(crate) const BUCKETS: usize = 1024;
 
 /// One transaction type's counters of one connection (measured window only).
 pub(crate) struct LiveType {
@@ -18,9 +16,8 @@ pub(crate) struct LiveType {
     pub retries: AtomicU64,
     pub failures: AtomicU64,
     pub rollbacks: AtomicU64,
-    /// Buckets of this interval's response times (swapped to zero by the reporter).
-    hist: Box<[AtomicU64]>,
-    interval_max_ns: AtomicU64,
+    /// This interval's response times (taken by the reporter).
+    latencies: LiveLatencies,
 }
 
 impl LiveType {
@@ -31,8 +28,7 @@ impl LiveType {
             retries: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             rollbacks: AtomicU64::new(0),
-            hist: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
-            interval_max_ns: AtomicU64::new(0),
+            latencies: LiveLatencies::new(),
         }
     }
 
@@ -67,8 +63,7 @@ impl Live {
         if rolled_back {
             t.rollbacks.fetch_add(1, Relaxed);
         }
-        t.hist[bucket.min(BUCKETS - 1)].fetch_add(1, Relaxed);
-        t.interval_max_ns.fetch_max(ns, Relaxed);
+        t.latencies.record(bucket, ns);
     }
 }
 
@@ -90,13 +85,10 @@ pub(crate) fn interval_sample(
     connections: u32,
 ) -> IntervalSample {
     let mut cur = Snapshot::default();
-    let mut p95 = [0.0; 5];
-    let mut p99 = [0.0; 5];
-    let mut max = [0.0; 5];
+    let mut figures = [Default::default(); 5];
     for k in TxKind::ALL {
         let i = k as usize;
-        let mut buckets: Vec<(u16, u64)> = Vec::new();
-        let mut max_ns = 0;
+        let mut latencies = IntervalLatencies::default();
         for l in lives {
             let t = &l.types[i];
             cur.completed[i] += t.completed();
@@ -105,48 +97,37 @@ pub(crate) fn interval_sample(
                 cur.reconnects += l.reconnects.load(Relaxed);
             }
             cur.retries += t.retries.load(Relaxed);
-            for (b, c) in t.hist.iter().enumerate() {
-                let n = c.swap(0, Relaxed);
-                if n > 0 {
-                    buckets.push((b as u16, n));
-                }
-            }
-            max_ns = max_ns.max(t.interval_max_ns.swap(0, Relaxed));
+            latencies.take(&t.latencies);
         }
-        let h = SysbenchHistogram::from_nonempty(&buckets);
-        max[i] = max_ns as f64 / 1e6;
         // A bucket's value can lie above the largest time in it: never report p > max.
-        p95[i] = h.percentile_ms(95.0).min(max[i]);
-        p99[i] = h.percentile_ms(99.0).min(max[i]);
+        figures[i] = latencies.figures(Some(95.0), Percentiles::AtMostMax);
     }
     let d = |a: [u64; 5], b: [u64; 5]| -> [u64; 5] { std::array::from_fn(|i| a[i] - b[i]) };
     let completed = d(cur.completed, prev.completed);
     let late = d(cur.late, prev.late);
     let events = completed.iter().sum();
-    let sample = IntervalSample {
+    let per_type = |f: fn(&IntervalLatency) -> f64| figures.each_ref().map(f);
+    // The sample's latencies are New-Order's: the transaction TpmC counts.
+    let sample = IntervalSample::new(
         time_s,
-        threads: connections,
+        connections,
         events,
-        latency_pct_ms: p95[0],
-        latency_max_ms: max[0],
-        // New-Order's: the transaction TpmC counts.
-        p95_ms: p95[0],
-        p99_ms: p99[0],
-        rates: IntervalRates::Tpcc {
+        figures[0],
+        IntervalRates::Tpcc {
             new_orders: completed[0],
             payments: completed[1],
             order_status: completed[2],
             deliveries: completed[3],
             stock_levels: completed[4],
             late,
-            p95_ms: p95,
-            p99_ms: p99,
-            max_ms: max,
+            p95_ms: per_type(|f| f.p95_ms),
+            p99_ms: per_type(|f| f.p99_ms),
+            max_ms: per_type(|f| f.max_ms),
             tpmc: completed[0] as f64 * 60.0 / secs.max(1e-9),
             retries: cur.retries - prev.retries,
             reconnects: cur.reconnects - prev.reconnects,
         },
-    };
+    );
     *prev = cur;
     sample
 }
@@ -154,6 +135,7 @@ pub(crate) fn interval_sample(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::SysbenchHistogram;
 
     #[test]
     fn interval_sample_counts_deltas_and_resets_histograms() {

@@ -2,7 +2,8 @@
 //! interval sample per `report_interval_s`, and the result.
 //!
 //! Every connection connects and prepares its statements first; the clock starts when all are
-//! ready. Ramp-up runs the same loop but counts nothing; the measured window is
+//! ready (the client threads are `db::clients`'; this file says what a TPC-C connection
+//! prepares and runs). Ramp-up runs the same loop but counts nothing; the measured window is
 //! [`TpccConfig::measured_s`] long; after it the connections finish the transaction in progress
 //! (not counted) and disconnect. The progress lines are tpcc_start's (`RAMP-UP TIME.(N sec.)`,
 //! `MEASURING START.`, `STOPPING THREADS`).
@@ -15,19 +16,19 @@ use super::shared::{Shared, TransactionLog};
 use super::txn::Session;
 use super::worker::{worker, WorkerOut};
 use super::{HomeWarehouse, TpccConfig, TpccError};
-use crate::db::{describe_error, ClientIo, IoStats};
+use crate::db::clients::{self, ClientRun, Clients, Sessions};
+use crate::db::sockets::ThreadIo;
+use crate::db::{describe_error, ClientIo};
 use crate::engine::{Controller, Observer};
 use crate::engine::{Counters, IntervalSample, Measurement, TpccCounters, TpccTypeCounters};
 use crate::rng::Rng;
 use crate::stats::{fairness, LatencyRecorder, ThreadShare};
 use mysql_async::prelude::Queryable;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// How long an aborted run waits for transactions in progress before it abandons them.
-const ABORT_GRACE: Duration = Duration::from_millis(500);
 
 /// [`run_logged`] without a transaction log.
 pub fn run(
@@ -62,60 +63,44 @@ pub fn run_logged(
         log,
         rt_limits_ns: cfg.rt_limits_s.map(|s| s * 1e9),
         window: OnceLock::new(),
-        abort: AtomicBool::new(false),
-        controller: controller.clone(),
-        fatal: Mutex::new(None),
-        io_stats: IoStats::default(),
+        run: ClientRun::new(
+            &cfg.connection,
+            cfg.client_io,
+            cfg.skip_write_wakeups,
+            controller,
+        ),
         recorders: Mutex::new(std::array::from_fn(|_| LatencyRecorder::new())),
         buckets: crate::stats::SysbenchHistogram::new(),
         deck: Mutex::new((Deck::new(), Rng::stream(seed, 0xDEC))),
     });
     let started_at = crate::sys::clock::now_rfc3339();
-    let Clients {
-        threads,
-        handles,
-        barrier,
-        ready_rx,
-        done_rx,
-    } = spawn_clients(&shared, seed, nu)?;
-    let mut connect_error = None;
-    for _ in 0..threads {
-        match ready_rx.recv() {
-            Ok(None) => {}
-            Ok(Some(e)) => {
-                connect_error.get_or_insert(e);
-            }
-            Err(_) => {
-                connect_error.get_or_insert_with(|| "a client thread died while connecting".into());
-            }
-        }
-    }
-    if connect_error.is_some() {
-        shared.abort.store(true, Relaxed);
-    }
-    let start = Instant::now();
-    let measure_start = start + Duration::from_secs(cfg.rampup_s);
-    let measure_end = measure_start + Duration::from_secs(cfg.measured_s());
-    let _ = shared.window.set((measure_start, measure_end));
-    barrier.wait();
-    if let Some(e) = connect_error {
-        for h in handles {
-            let _ = h.join();
-        }
-        anyhow::bail!(e);
-    }
-    let phases = drive(cfg, &shared, controller, observer, &done_rx, threads);
+    let plan = |i: usize| Plan {
+        i,
+        rng: Rng::stream(seed, i as u64 + 1),
+        gen: InputGen {
+            warehouses: cfg.warehouses,
+            home: match cfg.home_warehouse {
+                HomeWarehouse::Random => None,
+                HomeWarehouse::PerConnection => Some(i as u32 % cfg.warehouses + 1),
+            },
+            nu,
+        },
+    };
+    let (mut clients, (measure_start, measure_end)) =
+        clients::start(&shared, client_threads(cfg), n, plan, || {
+            let start = Instant::now();
+            let measure_start = start + Duration::from_secs(cfg.rampup_s);
+            let measure_end = measure_start + Duration::from_secs(cfg.measured_s());
+            let _ = shared.window.set((measure_start, measure_end));
+            (measure_start, measure_end)
+        })?;
+    let phases = drive(cfg, &shared, controller, observer, &mut clients);
     let measured_s = match phases.measured_until {
         Some(t) if t >= measure_end => cfg.measured_s() as f64,
         Some(t) => t.saturating_duration_since(measure_start).as_secs_f64(),
         None => 0.0,
     };
-    let outs = crate::db::sockets::join_clients(
-        handles,
-        phases.all_done,
-        || shared.set_fatal("a client thread panicked".into()),
-        |o: &WorkerOut| o.idx,
-    );
+    let outs = clients.join(phases.all_done);
     Ok(build_result(
         cfg,
         &shared,
@@ -126,67 +111,17 @@ pub fn run_logged(
     ))
 }
 
-/// The client threads and how the calling thread talks to them.
-struct Clients {
-    threads: usize,
-    handles: Vec<std::thread::JoinHandle<Vec<WorkerOut>>>,
-    /// Released once every thread has reported whether it connected.
-    barrier: Arc<Barrier>,
-    /// One message per thread: connected (`None`) or why not.
-    ready_rx: std::sync::mpsc::Receiver<Option<String>>,
-    /// One message per thread when it is done.
-    done_rx: std::sync::mpsc::Receiver<()>,
-}
-
-/// Spreads the connections over the client threads and starts them.
-fn spawn_clients(shared: &Arc<Shared>, seed: u64, nu: NuConstants) -> anyhow::Result<Clients> {
-    let cfg = &shared.cfg;
+/// How many client threads carry the connections: with the reactor two connections per
+/// thread, otherwise one (each read through io_uring, see `db::sockets`), unless
+/// `client_threads` says.
+fn client_threads(cfg: &TpccConfig) -> usize {
     let n = cfg.connections as usize;
-    let threads = match (cfg.client_threads as usize, cfg.client_io) {
+    match (cfg.client_threads as usize, cfg.client_io) {
         (0, ClientIo::Reactor) => n.div_ceil(2),
         // One connection per thread: each is read through io_uring (see `db::sockets`).
         (0, _) => n,
         (t, _) => t.min(n),
-    };
-    let barrier = Arc::new(Barrier::new(threads + 1));
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    let mut plans: Vec<Vec<Plan>> = (0..threads).map(|_| Vec::new()).collect();
-    for i in 0..n {
-        plans[i % threads].push(Plan {
-            i,
-            rng: Rng::stream(seed, i as u64 + 1),
-            gen: InputGen {
-                warehouses: cfg.warehouses,
-                home: match cfg.home_warehouse {
-                    HomeWarehouse::Random => None,
-                    HomeWarehouse::PerConnection => Some(i as u32 % cfg.warehouses + 1),
-                },
-                nu,
-            },
-        });
     }
-    let mut handles = Vec::with_capacity(threads);
-    for (k, plan) in plans.into_iter().enumerate() {
-        let (shared, barrier) = (shared.clone(), barrier.clone());
-        let (ready_tx, done_tx) = (ready_tx.clone(), done_tx.clone());
-        let h = std::thread::Builder::new()
-            .name(format!("tpcc-{k}"))
-            .spawn(move || {
-                let out = client_thread(plan, &shared, &barrier, &ready_tx);
-                let _ = done_tx.send(());
-                out
-            })
-            .map_err(|e| anyhow::anyhow!("could not start a client thread: {e}"))?;
-        handles.push(h);
-    }
-    Ok(Clients {
-        threads,
-        handles,
-        barrier,
-        ready_rx,
-        done_rx,
-    })
 }
 
 /// Checks the tables and the warehouses loaded, marks the data as run on, and returns the
@@ -245,86 +180,50 @@ fn open_database(cfg: &TpccConfig) -> anyhow::Result<NuConstants> {
 }
 
 /// One connection's number, random stream and input generator.
-struct Plan {
+pub(crate) struct Plan {
     i: usize,
     rng: Rng,
     gen: InputGen,
 }
 
-/// One OS thread driving its connections on a single-threaded runtime: connect and prepare
-/// them all, wait for the start, run them to the end.
-fn client_thread(
-    plans: Vec<Plan>,
-    shared: &Arc<Shared>,
-    barrier: &Barrier,
-    ready_tx: &std::sync::mpsc::Sender<Option<String>>,
-) -> Vec<WorkerOut> {
-    let cfg = &shared.cfg;
-    let Some((rt, io)) = crate::db::sockets::client_runtime(
-        cfg.client_io,
-        cfg.skip_write_wakeups,
-        &cfg.connection,
-        plans.len(),
-        ready_tx,
-        barrier,
-    ) else {
-        return Vec::new();
-    };
-    let mut sessions: Result<Vec<Session>, String> = rt.block_on(async {
-        let mut v = Vec::with_capacity(plans.len());
-        for _ in &plans {
-            let conn = shared
-                .cfg
-                .connection
-                .connect(true)
-                .await
-                .map_err(|e| format!("{e:#}"))?;
-            v.push(
-                Session::new(conn, shared.cfg.statements)
-                    .await
-                    .map_err(|e| {
-                        format!(
-                            "could not prepare the TPC-C statements: {}",
-                            describe_error(&e)
-                        )
-                    })?,
-            );
-        }
-        Ok(v)
-    });
-    crate::db::sockets::sessions_ready(
-        &mut sessions,
-        |s| &mut s.conn,
-        &io,
-        &shared.io_stats,
-        ready_tx,
-        barrier,
-    );
-    let Ok(sessions) = sessions else {
-        return Vec::new();
-    };
-    if shared.stopping() {
-        return Vec::new();
+/// What a TPC-C connection prepares (tpcc-mysql's statements) and runs ([`worker`]).
+impl Sessions for Shared {
+    type Plan = Plan;
+    type Session = Session;
+    type Out = WorkerOut;
+    const NAME: &'static str = "tpcc";
+    const TASK: &'static str = "connection";
+    const POLL_ALONE: bool = true;
+
+    fn client_run(&self) -> &ClientRun {
+        &self.run
     }
-    if plans.len() == 1 {
-        // One connection: poll it directly, no task scheduling per wake-up.
-        let (p, s) = plans.into_iter().zip(sessions).next().expect("one plan");
-        return vec![rt.block_on(worker(p.i, s, p.rng, p.gen, shared.clone(), io))];
+
+    async fn prepare(&self, conn: mysql_async::Conn, _: &Plan) -> Result<Session, String> {
+        Session::new(conn, self.cfg.statements).await.map_err(|e| {
+            format!(
+                "could not prepare the TPC-C statements: {}",
+                describe_error(&e)
+            )
+        })
     }
-    rt.block_on(async {
-        let mut set = tokio::task::JoinSet::new();
-        for (p, s) in plans.into_iter().zip(sessions) {
-            set.spawn(worker(p.i, s, p.rng, p.gen, shared.clone(), io.clone()));
-        }
-        let mut outs = Vec::new();
-        while let Some(r) = set.join_next().await {
-            match r {
-                Ok(o) => outs.push(o),
-                Err(e) => shared.set_fatal(format!("a connection task failed: {e}")),
-            }
-        }
-        outs
-    })
+
+    fn conn(session: &mut Session) -> &mut mysql_async::Conn {
+        &mut session.conn
+    }
+
+    fn run(
+        self: Arc<Self>,
+        p: Plan,
+        session: Session,
+        io: ThreadIo,
+    ) -> impl Future<Output = WorkerOut> + Send + 'static {
+        worker(p.i, session, p.rng, p.gen, self, io)
+    }
+
+    fn index(out: &WorkerOut) -> usize {
+        out.idx
+    }
 }
 
 /// What the calling thread saw while the connections ran.
@@ -343,8 +242,7 @@ fn drive(
     shared: &Shared,
     controller: &Controller,
     observer: &dyn Observer,
-    done_rx: &std::sync::mpsc::Receiver<()>,
-    n: usize,
+    clients: &mut Clients<Shared>,
 ) -> Phases {
     let (measure_start, measure_end) = shared.window();
     observer.message(&format!("RAMP-UP TIME.({} sec.)", cfg.rampup_s));
@@ -358,8 +256,7 @@ fn drive(
     let mut prev = Snapshot::default();
     let interval = cfg.report_interval_s;
     let mut tick = 1u64;
-    let mut aborted_at: Option<Instant> = None;
-    while finished < n {
+    while finished < clients.threads() {
         let now = Instant::now();
         if !announced && now >= measure_start && !shared.stopping() {
             announced = true;
@@ -389,14 +286,8 @@ fn drive(
                 observer.message("STOPPING THREADS");
             }
         }
-        if controller.abort_requested() {
-            let since = *aborted_at.get_or_insert_with(Instant::now);
-            if since.elapsed() >= ABORT_GRACE {
-                shared.set_fatal(
-                    "the run was aborted: transactions in progress were abandoned".into(),
-                );
-                return phases;
-            }
+        if clients.abandon(controller) {
+            return phases;
         }
         let wait = if interval > 0 && next_tick <= measure_end {
             next_tick.saturating_duration_since(now)
@@ -404,7 +295,7 @@ fn drive(
             measure_end.saturating_duration_since(now)
         }
         .clamp(Duration::from_millis(1), Duration::from_millis(100));
-        match done_rx.recv_timeout(wait) {
+        match clients.wait(wait) {
             Ok(()) => finished += 1,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
@@ -514,7 +405,7 @@ fn build_result(
 /// What a developer wants to know about the run (not shown with the figures): how the
 /// connections waited for replies.
 fn diagnostics(shared: &Shared) -> Vec<String> {
-    shared.io_stats.notes()
+    shared.run.io_stats.notes()
 }
 
 fn notes(cfg: &TpccConfig, failed: bool) -> Vec<String> {

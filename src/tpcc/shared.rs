@@ -1,15 +1,14 @@
-//! What a TPC-C run's connections share ([`Shared`]: the window, the deck, the stop flags,
-//! the recorders) and the New-Order records they hand to a transaction log. Below the driver
-//! (`run.rs`) and the worker (`worker.rs`), which both use it.
+//! What a TPC-C run's connections share ([`Shared`]: the window, the deck, the stop flags and
+//! the run's error in the client threads' `db::clients::ClientRun`, the recorders) and the
+//! New-Order records they hand to a transaction log. Below the driver (`run.rs`) and the worker
+//! (`worker.rs`), which both use it.
 
 use super::deck::{Deck, TxKind};
 use super::live::Live;
 use super::TpccConfig;
-use crate::db::IoStats;
-use crate::engine::Controller;
+use crate::db::clients::ClientRun;
 use crate::rng::Rng;
 use crate::stats::LatencyRecorder;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Instant, SystemTime};
 
@@ -44,10 +43,9 @@ pub(crate) struct Shared {
     /// Response-time limits in nanoseconds.
     pub rt_limits_ns: [f64; 5],
     pub(super) window: OnceLock<(Instant, Instant)>,
-    pub(super) abort: AtomicBool,
-    pub(super) controller: Controller,
-    pub(super) fatal: Mutex<Option<String>>,
-    pub io_stats: IoStats,
+    /// The client threads' common state: connection options, stop flags, the run's error, how
+    /// the connections waited for replies (for the result's notes).
+    pub run: ClientRun,
     /// Response times of the counted transactions, per type (connections add theirs in
     /// batches).
     pub recorders: Mutex<[LatencyRecorder; 5]>,
@@ -60,11 +58,11 @@ pub(crate) struct Shared {
 impl Shared {
     /// Whether every connection should stop now (fatal error, stop or abort asked).
     pub fn stopping(&self) -> bool {
-        self.abort.load(Relaxed) || self.controller.stop_requested()
+        self.run.stopping()
     }
 
     pub fn external_stop(&self) -> bool {
-        self.controller.stop_requested()
+        self.run.controller().stop_requested()
     }
 
     pub(super) fn window(&self) -> (Instant, Instant) {
@@ -103,14 +101,10 @@ impl Shared {
     }
 
     pub fn set_fatal(&self, msg: String) {
-        let mut f = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
-        if f.is_none() {
-            *f = Some(msg);
-        }
-        self.abort.store(true, Relaxed);
+        self.run.set_fatal(msg);
     }
 
     pub(super) fn fatal(&self) -> Option<String> {
-        self.fatal.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.run.fatal()
     }
 }
