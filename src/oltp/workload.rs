@@ -108,6 +108,8 @@ pub(crate) struct Session {
     begin_sql: String,
     commit_sql: String,
     pub(super) sql: String,
+    /// The parameters of the statement being executed, reused (strings keep their buffers).
+    values: Vec<Value>,
     pub(super) c: Vec<u8>,
     pub(super) pad: Vec<u8>,
     pub in_trx: bool,
@@ -148,6 +150,7 @@ impl Session {
             begin_sql,
             commit_sql,
             sql: String::with_capacity(512),
+            values: Vec::with_capacity(4),
             c: Vec::with_capacity(128),
             pad: Vec::with_capacity(64),
             in_trx: false,
@@ -206,17 +209,10 @@ impl Session {
         };
         match stmt {
             Some(stmt) => {
-                let params: Vec<Value> = args
-                    .iter()
-                    .map(|a| match *a {
-                        Arg::Int(i) => Value::Int(i),
-                        Arg::Str(s) => Value::Bytes(s.to_vec()),
-                    })
-                    .collect();
-                // Unboxed: `exec_drop` awaits three boxed futures per statement (vendor/README.md).
-                self.conn
-                    .exec_drop_unboxed(stmt, Params::Positional(params))
-                    .await?;
+                fill_values(&mut self.values, args);
+                // Unboxed, the values borrowed: `exec_drop` awaits three boxed futures and takes
+                // a `Vec` of its own per statement (vendor/README.md).
+                self.conn.exec_drop_values(stmt, &self.values).await?;
             }
             None => {
                 // Client-side "prepared statement": the same SQL with the values inlined.
@@ -569,6 +565,30 @@ impl Session {
     }
 }
 
+/// Sets `values` to `args`, reusing the byte buffers of string values already there.
+fn fill_values(values: &mut Vec<Value>, args: &[Arg<'_>]) {
+    values.truncate(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let v = match (*a, values.get_mut(i)) {
+            (Arg::Int(n), Some(v)) => {
+                *v = Value::Int(n);
+                continue;
+            }
+            (Arg::Str(s), Some(Value::Bytes(b))) => {
+                b.clear();
+                b.extend_from_slice(s);
+                continue;
+            }
+            (Arg::Int(n), None) => Value::Int(n),
+            (Arg::Str(s), _) => Value::Bytes(s.to_vec()),
+        };
+        match values.get_mut(i) {
+            Some(slot) => *slot = v,
+            None => values.push(v),
+        }
+    }
+}
+
 /// Our generated strings are ASCII digits and dashes; anything else is escaped on the way in.
 pub(super) fn ascii(b: &[u8]) -> &str {
     std::str::from_utf8(b).unwrap_or("")
@@ -603,6 +623,24 @@ mod tests {
         push_arg(&mut s, &Arg::Int(-5));
         push_arg(&mut s, &Arg::Str(b"a'b\\"));
         assert_eq!(s, "-5'a''b\\\\'");
+    }
+
+    #[test]
+    fn values_are_refilled_in_place() {
+        let mut v = Vec::new();
+        fill_values(&mut v, &[Arg::Int(1), Arg::Str(b"ab")]);
+        assert_eq!(v, vec![Value::Int(1), Value::Bytes(b"ab".to_vec())]);
+        fill_values(&mut v, &[Arg::Str(b"x"), Arg::Str(b"cd"), Arg::Int(3)]);
+        assert_eq!(
+            v,
+            vec![
+                Value::Bytes(b"x".to_vec()),
+                Value::Bytes(b"cd".to_vec()),
+                Value::Int(3)
+            ]
+        );
+        fill_values(&mut v, &[Arg::Int(7)]);
+        assert_eq!(v, vec![Value::Int(7)]);
     }
 
     #[test]

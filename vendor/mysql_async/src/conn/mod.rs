@@ -444,6 +444,27 @@ impl Conn {
         QueryResult::<'_, '_, BinaryProtocol>::new(self).drop_result().await
     }
 
+    /// [`Conn::exec_drop_unboxed`] with positional parameters borrowed from the caller.
+    ///
+    /// spindle patch: `Params::Positional` takes a `Vec` of its own, one allocation per
+    /// statement; this takes a slice the caller reuses. A statement with named parameters goes
+    /// through `exec_drop_unboxed` (the values are then checked against the names as before).
+    pub async fn exec_drop_values(
+        &mut self,
+        stmt: &crate::Statement,
+        params: &[crate::Value],
+    ) -> Result<()> {
+        if !stmt.named_params.is_empty() {
+            return self
+                .exec_drop_unboxed(stmt, crate::Params::Positional(params.to_vec()))
+                .await;
+        }
+        self.inner.disconnected = true;
+        let result = routines::exec_values(self, stmt, params).await;
+        self.routine_done(result).await?;
+        QueryResult::<'_, '_, BinaryProtocol>::new(self).drop_result().await
+    }
+
     /// Returns server version.
     pub fn server_version(&self) -> (u16, u16, u16) {
         self.inner.version

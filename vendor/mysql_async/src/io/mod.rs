@@ -583,6 +583,13 @@ impl Stream {
 /// spindle patch: the free space a blocking endpoint's read buffer has before each read.
 const BLOCKING_READ_ROOM: usize = 16 * 1024;
 
+/// spindle patch: whether `buf` starts with a whole packet (plain framing: a 3-byte length and
+/// a sequence id, then the payload), so the decoder needs no read. Compressed framing is read
+/// as plain here, which only changes when the room for a read is made.
+fn holds_packet(buf: &[u8]) -> bool {
+    buf.len() >= 4 && 4 + (buf[0] as usize | (buf[1] as usize) << 8 | (buf[2] as usize) << 16) <= buf.len()
+}
+
 impl stream::Stream for Stream {
     type Item = std::result::Result<PooledBuf, IoError>;
 
@@ -593,8 +600,11 @@ impl stream::Stream for Stream {
                 // spindle patch: every read of a blocking endpoint gets room for a whole reply
                 // (as libmysqlclient's 16 KiB reads) instead of what is left at the end of the
                 // buffer, so a reply is not split over two reads each time the buffer wraps.
+                // Only when a read is coming (no whole packet buffered): `reserve` moves the
+                // unread bytes to the front, which once per row packet of a large reply cost
+                // more than decoding it.
                 let buf = codec.read_buffer_mut();
-                if buf.capacity() - buf.len() < BLOCKING_READ_ROOM {
+                if buf.capacity() - buf.len() < BLOCKING_READ_ROOM && !holds_packet(buf) {
                     buf.reserve(BLOCKING_READ_ROOM);
                 }
             }
