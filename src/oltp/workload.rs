@@ -46,7 +46,12 @@ impl Q {
     }
 
     fn is_select(self) -> bool {
-        matches!(self, Q::Point | Q::Simple | Q::Sum | Q::Order | Q::Distinct)
+        matches!(self, Q::Point) || self.is_range()
+    }
+
+    /// The kinds that take a range of ids (`BETWEEN ? AND ?`).
+    fn is_range(self) -> bool {
+        matches!(self, Q::Simple | Q::Sum | Q::Order | Q::Distinct)
     }
 }
 
@@ -312,13 +317,14 @@ impl Session {
                     self.by_id(Q::Point, cfg.point_selects, cfg, rng, tally)
                         .await?;
                     if cfg.range_selects {
-                        self.ranges(Q::Simple, cfg.simple_ranges, cfg, rng, tally)
-                            .await?;
-                        self.ranges(Q::Sum, cfg.sum_ranges, cfg, rng, tally).await?;
-                        self.ranges(Q::Order, cfg.order_ranges, cfg, rng, tally)
-                            .await?;
-                        self.ranges(Q::Distinct, cfg.distinct_ranges, cfg, rng, tally)
-                            .await?;
+                        for (q, count) in [
+                            (Q::Simple, cfg.simple_ranges),
+                            (Q::Sum, cfg.sum_ranges),
+                            (Q::Order, cfg.order_ranges),
+                            (Q::Distinct, cfg.distinct_ranges),
+                        ] {
+                            self.by_id(q, count, cfg, rng, tally).await?;
+                        }
                     }
                 }
                 if cfg.workload != Workload::ReadOnly {
@@ -377,8 +383,9 @@ impl Session {
         Ok(())
     }
 
-    /// `count` statements of kind `q` that take one id (point SELECT, index UPDATE), all on one
-    /// randomly chosen table, as sysbench's `execute_point_selects`/`execute_index_updates`.
+    /// `count` statements of kind `q`, all on one randomly chosen table, as sysbench's
+    /// `execute_point_selects`/`execute_index_updates` (one id) and `execute_range` (the range
+    /// kinds: `range_size` ids from a random one).
     async fn by_id(
         &mut self,
         q: Q,
@@ -389,26 +396,14 @@ impl Session {
     ) -> Result<(), mysql_async::Error> {
         let t = rng.uniform(1, cfg.tables);
         for _ in 0..count {
-            let id = rng.default(1, cfg.table_size.max(1));
-            self.exec(q, t, &[Arg::Int(id as i64)], tally).await?;
-        }
-        Ok(())
-    }
-
-    async fn ranges(
-        &mut self,
-        q: Q,
-        count: u32,
-        cfg: &OltpConfig,
-        rng: &mut Rng,
-        tally: &mut Tally,
-    ) -> Result<(), mysql_async::Error> {
-        let t = rng.uniform(1, cfg.tables);
-        for _ in 0..count {
             let id = rng.default(1, cfg.table_size.max(1)) as i64;
-            let end = id + cfg.range_size as i64 - 1;
-            self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally)
-                .await?;
+            if q.is_range() {
+                let end = id + cfg.range_size as i64 - 1;
+                self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally)
+                    .await?;
+            } else {
+                self.exec(q, t, &[Arg::Int(id)], tally).await?;
+            }
         }
         Ok(())
     }
