@@ -399,6 +399,20 @@ mod tests {
         }
     }
 
+    /// Idle with one disk and `pending` runs not yet on a stick.
+    fn idle_pending(pending: usize) -> State {
+        State { pending, ..idle(1) }
+    }
+
+    /// The copy thread reports its end.
+    fn copy_finished(
+        s: State,
+        remaining: usize,
+        problem: Option<StickProblem>,
+    ) -> (State, Vec<Action>) {
+        step(s, Event::CopyFinished { remaining, problem })
+    }
+
     fn has(acts: &[Action], a: &Action) -> bool {
         acts.contains(a)
     }
@@ -662,13 +676,7 @@ mod tests {
             },
         );
         assert_eq!(a, vec![Action::Show(Pattern::Copying), Action::CopyToStick]);
-        let (s, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 0,
-                problem: None,
-            },
-        );
+        let (s, a) = copy_finished(s, 0, None);
         assert_eq!(s.stick, Stick::Copied);
         assert_eq!(s.pending, 0);
         assert_eq!(a, vec![Action::Show(Pattern::SafeToRemove)]);
@@ -679,10 +687,7 @@ mod tests {
 
     #[test]
     fn stick_inserted_when_idle_receives_pending_runs() {
-        let st = State {
-            pending: 2,
-            ..idle(1)
-        };
+        let st = idle_pending(2);
         let (s, a) = step(st, Event::StickInserted { config_ok: true });
         assert_eq!(a, vec![Action::Show(Pattern::Copying), Action::CopyToStick]);
         // nothing pending: no copy
@@ -743,13 +748,7 @@ mod tests {
             })]
         );
         // the copy thread then reports failure: the problem stays, pending unchanged
-        let (s, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 1,
-                problem: Some(StickProblem::NotFound),
-            },
-        );
+        let (s, a) = copy_finished(s, 1, Some(StickProblem::NotFound));
         assert_eq!(s.stick, Stick::Problem(StickProblem::NotFound));
         assert!(a.is_empty());
         let (s, a) = step(s, Event::StickInserted { config_ok: true });
@@ -765,13 +764,7 @@ mod tests {
                 stick: Stick::Copying,
                 ..idle(1)
             };
-            let (s, a) = step(
-                st,
-                Event::CopyFinished {
-                    remaining: 1,
-                    problem: Some(p),
-                },
-            );
+            let (s, a) = copy_finished(st, 1, Some(p));
             assert_eq!(s.pending, 1);
             assert_eq!(a, vec![Action::Show(Pattern::StickProblem { problem: p })]);
             // no automatic retry on the same stick
@@ -786,10 +779,7 @@ mod tests {
 
     #[test]
     fn bad_stick_config_shows_error_and_copies_nothing() {
-        let st = State {
-            pending: 2,
-            ..idle(1)
-        };
+        let st = idle_pending(2);
         let (s, a) = step(st, Event::StickInserted { config_ok: false });
         assert_eq!(s.stick, Stick::ConfigError);
         assert_eq!(a, vec![Action::Show(Pattern::Error)]);
@@ -862,13 +852,7 @@ mod tests {
         );
         assert_eq!(a[0], Action::Show(Pattern::NoDisks));
         let (s, _) = step(s, Event::StickInserted { config_ok: true });
-        let (_, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 0,
-                problem: None,
-            },
-        );
+        let (_, a) = copy_finished(s, 0, None);
         assert!(!a.contains(&Action::Show(Pattern::SafeToRemove)), "{a:?}");
     }
 
@@ -882,13 +866,7 @@ mod tests {
         );
         assert_eq!(a[0], Action::Show(Pattern::DoneWithFailures));
         let (s, _) = step(s, Event::StickInserted { config_ok: true });
-        let (_, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 0,
-                problem: None,
-            },
-        );
+        let (_, a) = copy_finished(s, 0, None);
         assert_eq!(a[0], Action::Show(Pattern::SafeToRemoveWithFailures));
     }
 
