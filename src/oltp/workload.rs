@@ -264,21 +264,25 @@ impl Session {
     }
 
     async fn begin(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
-        match &self.begin {
-            Some(s) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
-            None => self.conn.query_drop(self.begin_sql.as_str()).await?,
-        }
-        self.in_trx = true;
-        self.count(false, tally);
-        Ok(())
+        self.trx(true, tally).await
     }
 
     async fn commit(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
-        match &self.commit {
+        self.trx(false, tally).await
+    }
+
+    /// BEGIN (`open`) or COMMIT, prepared or as text, counted as sysbench counts it.
+    async fn trx(&mut self, open: bool, tally: &mut Tally) -> Result<(), mysql_async::Error> {
+        let (prepared, sql) = if open {
+            (&self.begin, &self.begin_sql)
+        } else {
+            (&self.commit, &self.commit_sql)
+        };
+        match prepared {
             Some(s) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
-            None => self.conn.query_drop(self.commit_sql.as_str()).await?,
+            None => self.conn.query_drop(sql.as_str()).await?,
         }
-        self.in_trx = false;
+        self.in_trx = open;
         self.count(false, tally);
         Ok(())
     }
@@ -330,7 +334,7 @@ impl Session {
                 if cfg.workload != Workload::ReadOnly {
                     self.by_id(Q::IndexUpd, cfg.index_updates, cfg, rng, tally)
                         .await?;
-                    self.non_index_updates(cfg.non_index_updates, cfg, rng, tally)
+                    self.by_id(Q::NonIndexUpd, cfg.non_index_updates, cfg, rng, tally)
                         .await?;
                     self.delete_inserts(cfg, rng, tally).await?;
                 }
@@ -344,7 +348,7 @@ impl Session {
                     .await?
             }
             Workload::UpdateNonIndex => {
-                self.non_index_updates(cfg.non_index_updates, cfg, rng, tally)
+                self.by_id(Q::NonIndexUpd, cfg.non_index_updates, cfg, rng, tally)
                     .await?
             }
             Workload::Delete => {
@@ -384,8 +388,9 @@ impl Session {
     }
 
     /// `count` statements of kind `q`, all on one randomly chosen table, as sysbench's
-    /// `execute_point_selects`/`execute_index_updates` (one id) and `execute_range` (the range
-    /// kinds: `range_size` ids from a random one).
+    /// `execute_point_selects`/`execute_index_updates` (one id), `execute_range` (the range
+    /// kinds: `range_size` ids from a random one) and `execute_non_index_updates` (a new `c`,
+    /// then the id).
     async fn by_id(
         &mut self,
         q: Q,
@@ -395,41 +400,23 @@ impl Session {
         tally: &mut Tally,
     ) -> Result<(), mysql_async::Error> {
         let t = rng.uniform(1, cfg.tables);
-        for _ in 0..count {
-            let id = rng.default(1, cfg.table_size.max(1)) as i64;
-            if q.is_range() {
-                let end = id + cfg.range_size as i64 - 1;
-                self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally)
-                    .await?;
-            } else {
-                self.exec(q, t, &[Arg::Int(id)], tally).await?;
-            }
-        }
-        Ok(())
-    }
-
-    async fn non_index_updates(
-        &mut self,
-        count: u32,
-        cfg: &OltpConfig,
-        rng: &mut Rng,
-        tally: &mut Tally,
-    ) -> Result<(), mysql_async::Error> {
-        let t = rng.uniform(1, cfg.tables);
+        let n = cfg.table_size.max(1);
         let mut c = std::mem::take(&mut self.c);
         let mut result = Ok(());
         for _ in 0..count {
-            c.clear();
-            rng.fill_template(C_TEMPLATE, &mut c);
-            let id = rng.default(1, cfg.table_size.max(1));
-            result = self
-                .exec(
-                    Q::NonIndexUpd,
-                    t,
-                    &[Arg::Str(&c), Arg::Int(id as i64)],
-                    tally,
-                )
-                .await;
+            result = if q == Q::NonIndexUpd {
+                c.clear();
+                rng.fill_template(C_TEMPLATE, &mut c);
+                let id = rng.default(1, n) as i64;
+                self.exec(q, t, &[Arg::Str(&c), Arg::Int(id)], tally).await
+            } else if q.is_range() {
+                let id = rng.default(1, n) as i64;
+                let end = id + cfg.range_size as i64 - 1;
+                self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally).await
+            } else {
+                let id = rng.default(1, n) as i64;
+                self.exec(q, t, &[Arg::Int(id)], tally).await
+            };
             if result.is_err() {
                 break;
             }
