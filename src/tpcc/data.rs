@@ -320,6 +320,15 @@ impl RowSource for Stock {
     }
 }
 
+/// Steps (district, customer) on to the warehouse's next customer.
+fn next_customer(d: &mut u32, c: &mut u32) {
+    *c += 1;
+    if *c > CUSTOMERS {
+        *c = 1;
+        *d += 1;
+    }
+}
+
 /// CUSTOMER: 3 000 per district; C_LAST from the syllables of 0..999 for the first 1 000,
 /// NURand(255, 0, 999) after; 10 % "BC" credit; C_BALANCE −10.00, C_YTD_PAYMENT 10.00.
 pub struct Customers {
@@ -379,11 +388,7 @@ impl RowSource for Customers {
                 random::alnum(rng, 300, 500, o);
             });
         row.end();
-        self.c += 1;
-        if self.c > CUSTOMERS {
-            self.c = 1;
-            self.d += 1;
-        }
+        next_customer(&mut self.d, &mut self.c);
         true
     }
 }
@@ -427,11 +432,7 @@ impl RowSource for History {
                 random::alnum(rng, 12, 24, o);
             });
         row.end();
-        self.c += 1;
-        if self.c > CUSTOMERS {
-            self.c = 1;
-            self.d += 1;
-        }
+        next_customer(&mut self.d, &mut self.c);
         true
     }
 }
