@@ -40,20 +40,12 @@ pub fn interval_line(sample: &IntervalSample, percentile: u32) -> String {
         IntervalRates::Oltp {
             tps,
             qps,
-            reads_per_s,
-            writes_per_s,
-            other_per_s,
-            errors_per_s,
-            reconnects_per_s,
-        } => (
-            tps,
-            qps,
-            reads_per_s,
-            writes_per_s,
-            other_per_s,
-            errors_per_s,
-            reconnects_per_s,
-        ),
+            reads_per_s: r,
+            writes_per_s: w,
+            other_per_s: o,
+            errors_per_s: err,
+            reconnects_per_s: reconn,
+        } => (tps, qps, r, w, o, err, reconn),
         _ => (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
     };
     format!(
