@@ -72,6 +72,11 @@ fn figure(out: &mut String, svg: &str, legend: Option<&[Series]>, caption: &str)
     let _ = writeln!(out, "<figcaption>{caption}</figcaption></figure>");
 }
 
+/// Latency (ms) over the run: log scale when the values span more than 50×.
+fn latency_chart(title: String, series: Vec<Series>) -> LineChart {
+    over_run(title, "latency, ms", wide_range_scale(&series), series)
+}
+
 /// `chart` and its legend, as a figure.
 fn chart_figure(out: &mut String, chart: &LineChart, caption: &str) {
     figure(out, &svg::line_chart(chart), Some(&chart.series), caption);
@@ -195,12 +200,7 @@ fn percentiles_over_time(out: &mut String, s: &SuiteResult, v: &TestView, captio
     if series.is_empty() || too_short(v, &series).is_some() {
         return;
     }
-    let chart = over_run(
-        format!("{} latency p95 and p99 over time", v.name),
-        "latency, ms",
-        wide_range_scale(&series),
-        series,
-    );
+    let chart = latency_chart(format!("{} latency p95 and p99 over time", v.name), series);
     chart_figure(
         out,
         &chart,
@@ -281,12 +281,7 @@ fn spectrum(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
         x_label: "percentile (log scale of 1/(1−p)); the last point of each line is the maximum"
             .into(),
         x_ticks: Some(ticks),
-        ..over_run(
-            format!("{} latency by percentile", v.name),
-            "latency, ms",
-            wide_range_scale(&series),
-            series,
-        )
+        ..latency_chart(format!("{} latency by percentile", v.name), series)
     };
     chart_figure(
         out,
