@@ -399,6 +399,16 @@ mod tests {
         }
     }
 
+    /// `s` is told the boot is done, with `disks` disks and nothing pending.
+    fn booted(s: State, disks: usize, autostart: bool) -> (State, Vec<Action>) {
+        let booted = Event::Booted {
+            disks,
+            pending: 0,
+            autostart,
+        };
+        step(s, booted)
+    }
+
     /// Idle with one disk and `pending` runs not yet on a stick.
     fn idle_pending(pending: usize) -> State {
         State { pending, ..idle(1) }
@@ -423,34 +433,13 @@ mod tests {
 
     #[test]
     fn boot_shows_ready_or_no_disks() {
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 2,
-                pending: 0,
-                autostart: false,
-            },
-        );
+        let (s, a) = booted(State::default(), 2, false);
         assert_eq!(s.mode, Mode::Idle);
         assert_eq!(a, vec![Action::Show(Pattern::Ready { disks: 2 })]);
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 0,
-                pending: 0,
-                autostart: false,
-            },
-        );
+        let (s, a) = booted(State::default(), 0, false);
         assert_eq!(a, vec![Action::Show(Pattern::NoDisks)]);
         // a second Booted changes nothing
-        let (s2, a) = step(
-            s,
-            Event::Booted {
-                disks: 5,
-                pending: 0,
-                autostart: false,
-            },
-        );
+        let (s2, a) = booted(s, 5, false);
         assert_eq!(s2, s);
         assert!(a.is_empty());
         // events before boot are recorded but the LEDs keep showing booting
@@ -462,25 +451,11 @@ mod tests {
 
     #[test]
     fn autostart_starts_at_boot_or_when_disks_appear() {
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 1,
-                pending: 0,
-                autostart: true,
-            },
-        );
+        let (s, a) = booted(State::default(), 1, true);
         assert!(has(&a, &Action::StartRun));
         assert!(matches!(s.mode, Mode::Running { .. }));
         assert!(!s.autostart_armed);
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 0,
-                pending: 0,
-                autostart: true,
-            },
-        );
+        let (s, a) = booted(State::default(), 0, true);
         assert!(!has(&a, &Action::StartRun));
         assert!(s.autostart_armed);
         let (s, a) = step(s, Event::DisksChanged { disks: 1 });
@@ -832,14 +807,7 @@ mod tests {
 
     #[test]
     fn autostart_with_no_disk_waits_until_settled_then_leaves_a_note() {
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 0,
-                pending: 0,
-                autostart: true,
-            },
-        );
+        let (s, a) = booted(State::default(), 0, true);
         assert!(!has(&a, &Action::StartRun), "disks may still be appearing");
         let (s, a) = step(s, Event::Settled);
         assert!(has(&a, &Action::StartRun));
