@@ -399,6 +399,30 @@ mod tests {
         }
     }
 
+    /// `s` is told the boot is done, with `disks` disks and nothing pending.
+    fn booted(s: State, disks: usize, autostart: bool) -> (State, Vec<Action>) {
+        let booted = Event::Booted {
+            disks,
+            pending: 0,
+            autostart,
+        };
+        step(s, booted)
+    }
+
+    /// Idle with one disk and `pending` runs not yet on a stick.
+    fn idle_pending(pending: usize) -> State {
+        State { pending, ..idle(1) }
+    }
+
+    /// The copy thread reports its end.
+    fn copy_finished(
+        s: State,
+        remaining: usize,
+        problem: Option<StickProblem>,
+    ) -> (State, Vec<Action>) {
+        step(s, Event::CopyFinished { remaining, problem })
+    }
+
     fn has(acts: &[Action], a: &Action) -> bool {
         acts.contains(a)
     }
@@ -409,34 +433,13 @@ mod tests {
 
     #[test]
     fn boot_shows_ready_or_no_disks() {
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 2,
-                pending: 0,
-                autostart: false,
-            },
-        );
+        let (s, a) = booted(State::default(), 2, false);
         assert_eq!(s.mode, Mode::Idle);
         assert_eq!(a, vec![Action::Show(Pattern::Ready { disks: 2 })]);
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 0,
-                pending: 0,
-                autostart: false,
-            },
-        );
+        let (s, a) = booted(State::default(), 0, false);
         assert_eq!(a, vec![Action::Show(Pattern::NoDisks)]);
         // a second Booted changes nothing
-        let (s2, a) = step(
-            s,
-            Event::Booted {
-                disks: 5,
-                pending: 0,
-                autostart: false,
-            },
-        );
+        let (s2, a) = booted(s, 5, false);
         assert_eq!(s2, s);
         assert!(a.is_empty());
         // events before boot are recorded but the LEDs keep showing booting
@@ -448,25 +451,11 @@ mod tests {
 
     #[test]
     fn autostart_starts_at_boot_or_when_disks_appear() {
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 1,
-                pending: 0,
-                autostart: true,
-            },
-        );
+        let (s, a) = booted(State::default(), 1, true);
         assert!(has(&a, &Action::StartRun));
         assert!(matches!(s.mode, Mode::Running { .. }));
         assert!(!s.autostart_armed);
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 0,
-                pending: 0,
-                autostart: true,
-            },
-        );
+        let (s, a) = booted(State::default(), 0, true);
         assert!(!has(&a, &Action::StartRun));
         assert!(s.autostart_armed);
         let (s, a) = step(s, Event::DisksChanged { disks: 1 });
@@ -662,13 +651,7 @@ mod tests {
             },
         );
         assert_eq!(a, vec![Action::Show(Pattern::Copying), Action::CopyToStick]);
-        let (s, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 0,
-                problem: None,
-            },
-        );
+        let (s, a) = copy_finished(s, 0, None);
         assert_eq!(s.stick, Stick::Copied);
         assert_eq!(s.pending, 0);
         assert_eq!(a, vec![Action::Show(Pattern::SafeToRemove)]);
@@ -679,10 +662,7 @@ mod tests {
 
     #[test]
     fn stick_inserted_when_idle_receives_pending_runs() {
-        let st = State {
-            pending: 2,
-            ..idle(1)
-        };
+        let st = idle_pending(2);
         let (s, a) = step(st, Event::StickInserted { config_ok: true });
         assert_eq!(a, vec![Action::Show(Pattern::Copying), Action::CopyToStick]);
         // nothing pending: no copy
@@ -743,13 +723,7 @@ mod tests {
             })]
         );
         // the copy thread then reports failure: the problem stays, pending unchanged
-        let (s, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 1,
-                problem: Some(StickProblem::NotFound),
-            },
-        );
+        let (s, a) = copy_finished(s, 1, Some(StickProblem::NotFound));
         assert_eq!(s.stick, Stick::Problem(StickProblem::NotFound));
         assert!(a.is_empty());
         let (s, a) = step(s, Event::StickInserted { config_ok: true });
@@ -765,13 +739,7 @@ mod tests {
                 stick: Stick::Copying,
                 ..idle(1)
             };
-            let (s, a) = step(
-                st,
-                Event::CopyFinished {
-                    remaining: 1,
-                    problem: Some(p),
-                },
-            );
+            let (s, a) = copy_finished(st, 1, Some(p));
             assert_eq!(s.pending, 1);
             assert_eq!(a, vec![Action::Show(Pattern::StickProblem { problem: p })]);
             // no automatic retry on the same stick
@@ -786,10 +754,7 @@ mod tests {
 
     #[test]
     fn bad_stick_config_shows_error_and_copies_nothing() {
-        let st = State {
-            pending: 2,
-            ..idle(1)
-        };
+        let st = idle_pending(2);
         let (s, a) = step(st, Event::StickInserted { config_ok: false });
         assert_eq!(s.stick, Stick::ConfigError);
         assert_eq!(a, vec![Action::Show(Pattern::Error)]);
@@ -842,14 +807,7 @@ mod tests {
 
     #[test]
     fn autostart_with_no_disk_waits_until_settled_then_leaves_a_note() {
-        let (s, a) = step(
-            State::default(),
-            Event::Booted {
-                disks: 0,
-                pending: 0,
-                autostart: true,
-            },
-        );
+        let (s, a) = booted(State::default(), 0, true);
         assert!(!has(&a, &Action::StartRun), "disks may still be appearing");
         let (s, a) = step(s, Event::Settled);
         assert!(has(&a, &Action::StartRun));
@@ -862,13 +820,7 @@ mod tests {
         );
         assert_eq!(a[0], Action::Show(Pattern::NoDisks));
         let (s, _) = step(s, Event::StickInserted { config_ok: true });
-        let (_, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 0,
-                problem: None,
-            },
-        );
+        let (_, a) = copy_finished(s, 0, None);
         assert!(!a.contains(&Action::Show(Pattern::SafeToRemove)), "{a:?}");
     }
 
@@ -882,13 +834,7 @@ mod tests {
         );
         assert_eq!(a[0], Action::Show(Pattern::DoneWithFailures));
         let (s, _) = step(s, Event::StickInserted { config_ok: true });
-        let (_, a) = step(
-            s,
-            Event::CopyFinished {
-                remaining: 0,
-                problem: None,
-            },
-        );
+        let (_, a) = copy_finished(s, 0, None);
         assert_eq!(a[0], Action::Show(Pattern::SafeToRemoveWithFailures));
     }
 

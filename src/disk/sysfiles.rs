@@ -18,19 +18,25 @@ pub struct MountEntry {
 
 /// Decodes the octal escapes (`\040` for a space) used in mount tables.
 pub fn unescape_mount_field(s: &str) -> String {
+    decode_escapes(s, |e| {
+        if !e.iter().all(|c| (b'0'..=b'7').contains(c)) {
+            return None;
+        }
+        u8::from_str_radix(std::str::from_utf8(e).unwrap_or(""), 8).ok()
+    })
+}
+
+/// Decodes every `\` followed by three bytes that `code` turns into one byte; leaves the rest.
+fn decode_escapes(s: &str, code: impl Fn(&[u8]) -> Option<u8>) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            let oct = &b[i + 1..i + 4];
-            if oct.iter().all(|c| (b'0'..=b'7').contains(c)) {
-                let oct = std::str::from_utf8(oct).unwrap_or("");
-                if let Ok(v) = u8::from_str_radix(oct, 8) {
-                    out.push(v);
-                    i += 4;
-                    continue;
-                }
+        if b[i] == b'\\' && i + 4 <= b.len() {
+            if let Some(v) = code(&b[i + 1..i + 4]) {
+                out.push(v);
+                i += 4;
+                continue;
             }
         }
         out.push(b[i]);
@@ -131,22 +137,12 @@ pub fn parse_udev_data(text: &str) -> UdevData {
 
 /// Decodes `\xNN` escapes (udev writes `\x20` for spaces in labels).
 pub fn decode_udev_escapes(s: &str) -> String {
-    let mut out = Vec::new();
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') && i + 4 <= b.len() {
-            let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap_or("");
-            if let Ok(v) = u8::from_str_radix(hex, 16) {
-                out.push(v);
-                i += 4;
-                continue;
-            }
+    decode_escapes(s, |e| {
+        if e[0] != b'x' {
+            return None;
         }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+        u8::from_str_radix(std::str::from_utf8(&e[1..]).unwrap_or(""), 16).ok()
+    })
 }
 
 #[cfg(test)]

@@ -312,23 +312,22 @@ mod tests {
         out
     }
 
+    /// How many reads, writes and fsyncs `reqs` holds.
+    fn tally(reqs: &[Request]) -> (usize, usize, usize) {
+        let count = |f: fn(&Request) -> bool| reqs.iter().filter(|q| f(q)).count();
+        (
+            count(|q| matches!(q, Request::Read { .. })),
+            count(|q| matches!(q, Request::Write { .. })),
+            count(|q| matches!(q, Request::Fsync { .. })),
+        )
+    }
+
     #[test]
     fn rndrw_is_deterministic_60_40_with_fsync_rounds_every_100() {
         let c = cfg(TestMode::Rndrw);
         let mut g = Generator::new(&c, TestMode::Rndrw);
         let reqs = drive(&mut g, 10_400);
-        let reads = reqs
-            .iter()
-            .filter(|q| matches!(q, Request::Read { .. }))
-            .count();
-        let writes = reqs
-            .iter()
-            .filter(|q| matches!(q, Request::Write { .. }))
-            .count();
-        let fsyncs = reqs
-            .iter()
-            .filter(|q| matches!(q, Request::Fsync { .. }))
-            .count();
+        let (reads, writes, fsyncs) = tally(&reqs);
         assert_eq!(reads + writes, 10_000);
         assert_eq!(reads, 6_000);
         assert_eq!(fsyncs, 400, "4 files × 100 rounds");
@@ -346,10 +345,7 @@ mod tests {
         let mut g = Generator::new(&c, TestMode::Rndrw);
         // Nothing has completed yet (a full queue): still 60/40 with a round every 100.
         let reqs: Vec<Request> = (0..1040).map(|_| g.next(0, 0)).collect();
-        let count = |f: fn(&Request) -> bool| reqs.iter().filter(|q| f(q)).count();
-        assert_eq!(count(|q| matches!(q, Request::Read { .. })), 600);
-        assert_eq!(count(|q| matches!(q, Request::Write { .. })), 400);
-        assert_eq!(count(|q| matches!(q, Request::Fsync { .. })), 40);
+        assert_eq!(tally(&reqs), (600, 400, 40));
     }
 
     #[test]
@@ -424,14 +420,7 @@ mod tests {
         };
         let mut g = Generator::new(&c4, TestMode::Seqrewr);
         let reqs = drive(&mut g, 100);
-        let writes = reqs
-            .iter()
-            .filter(|q| matches!(q, Request::Write { .. }))
-            .count();
-        let fsyncs = reqs
-            .iter()
-            .filter(|q| matches!(q, Request::Fsync { .. }))
-            .count();
+        let (_, writes, fsyncs) = tally(&reqs);
         assert_eq!((writes, fsyncs), (16, 4));
         assert_eq!(*reqs.last().unwrap(), Request::Stop);
     }
@@ -454,10 +443,7 @@ mod tests {
         };
         let mut g = Generator::new(&c4, TestMode::Rndwr);
         let reqs = drive(&mut g, 1000);
-        let fsyncs = reqs
-            .iter()
-            .filter(|q| matches!(q, Request::Fsync { .. }))
-            .count();
+        let (_, _, fsyncs) = tally(&reqs);
         assert_eq!(g.requests(), 150);
         assert_eq!(fsyncs, 4 + 4, "one periodic round at 100, one final round");
     }

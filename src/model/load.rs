@@ -171,32 +171,27 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_and_say_what_is_wrong() {
-        let e = parse("{not json", "a.json").unwrap_err().to_string();
+        let err = |text: &str, name: &str| parse(text, name).unwrap_err().to_string();
+        let e = err("{not json", "a.json");
         assert!(e.contains("'a.json' is not JSON"), "{e}");
-        let e = parse("[1, 2]", "b.json").unwrap_err().to_string();
+        let e = err("[1, 2]", "b.json");
         assert!(e.contains("'b.json'") && e.contains("not an object"), "{e}");
-        let e = parse(r#"{"name": "x"}"#, "c.json").unwrap_err().to_string();
+        let e = err(r#"{"name": "x"}"#, "c.json");
         assert!(e.contains("'c.json'") && e.contains("not a spindle"), "{e}");
-        let e = parse(r#"{"run_id": "x", "targets": []}"#, "d.json")
-            .unwrap_err()
-            .to_string();
+        let e = err(r#"{"run_id": "x", "targets": []}"#, "d.json");
         assert!(e.contains("'d.json' has no schema_version"), "{e}");
-        let e = parse(
+        let e = err(
             r#"{"schema_version": 9, "run_id": "x", "targets": []}"#,
             "e.json",
-        )
-        .unwrap_err()
-        .to_string();
+        );
         assert!(
             e.contains("'e.json' uses suite schema 9") && e.contains("upgrade spindle"),
             "{e}"
         );
-        let e = parse(
+        let e = err(
             r#"{"schema_version": 1, "run_id": "x", "targets": []}"#,
             "f.json",
-        )
-        .unwrap_err()
-        .to_string();
+        );
         assert!(
             e.contains("'f.json': malformed suite results document"),
             "{e}"

@@ -46,7 +46,12 @@ impl Q {
     }
 
     fn is_select(self) -> bool {
-        matches!(self, Q::Point | Q::Simple | Q::Sum | Q::Order | Q::Distinct)
+        matches!(self, Q::Point) || self.is_range()
+    }
+
+    /// The kinds that take a range of ids (`BETWEEN ? AND ?`).
+    fn is_range(self) -> bool {
+        matches!(self, Q::Simple | Q::Sum | Q::Order | Q::Distinct)
     }
 }
 
@@ -255,21 +260,25 @@ impl Session {
     }
 
     async fn begin(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
-        match &self.begin {
-            Some(s) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
-            None => self.conn.query_drop(self.begin_sql.as_str()).await?,
-        }
-        self.in_trx = true;
-        self.count(false, tally);
-        Ok(())
+        self.trx(true, tally).await
     }
 
     async fn commit(&mut self, tally: &mut Tally) -> Result<(), mysql_async::Error> {
-        match &self.commit {
+        self.trx(false, tally).await
+    }
+
+    /// BEGIN (`open`) or COMMIT, prepared or as text, counted as sysbench counts it.
+    async fn trx(&mut self, open: bool, tally: &mut Tally) -> Result<(), mysql_async::Error> {
+        let (prepared, sql) = if open {
+            (&self.begin, &self.begin_sql)
+        } else {
+            (&self.commit, &self.commit_sql)
+        };
+        match prepared {
             Some(s) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
-            None => self.conn.query_drop(self.commit_sql.as_str()).await?,
+            None => self.conn.query_drop(sql.as_str()).await?,
         }
-        self.in_trx = false;
+        self.in_trx = open;
         self.count(false, tally);
         Ok(())
     }
@@ -308,19 +317,20 @@ impl Session {
                     self.by_id(Q::Point, cfg.point_selects, cfg, rng, tally)
                         .await?;
                     if cfg.range_selects {
-                        self.ranges(Q::Simple, cfg.simple_ranges, cfg, rng, tally)
-                            .await?;
-                        self.ranges(Q::Sum, cfg.sum_ranges, cfg, rng, tally).await?;
-                        self.ranges(Q::Order, cfg.order_ranges, cfg, rng, tally)
-                            .await?;
-                        self.ranges(Q::Distinct, cfg.distinct_ranges, cfg, rng, tally)
-                            .await?;
+                        for (q, count) in [
+                            (Q::Simple, cfg.simple_ranges),
+                            (Q::Sum, cfg.sum_ranges),
+                            (Q::Order, cfg.order_ranges),
+                            (Q::Distinct, cfg.distinct_ranges),
+                        ] {
+                            self.by_id(q, count, cfg, rng, tally).await?;
+                        }
                     }
                 }
                 if cfg.workload != Workload::ReadOnly {
                     self.by_id(Q::IndexUpd, cfg.index_updates, cfg, rng, tally)
                         .await?;
-                    self.non_index_updates(cfg.non_index_updates, cfg, rng, tally)
+                    self.by_id(Q::NonIndexUpd, cfg.non_index_updates, cfg, rng, tally)
                         .await?;
                     self.delete_inserts(cfg, rng, tally).await?;
                 }
@@ -334,7 +344,7 @@ impl Session {
                     .await?
             }
             Workload::UpdateNonIndex => {
-                self.non_index_updates(cfg.non_index_updates, cfg, rng, tally)
+                self.by_id(Q::NonIndexUpd, cfg.non_index_updates, cfg, rng, tally)
                     .await?
             }
             Workload::Delete => {
@@ -373,8 +383,10 @@ impl Session {
         Ok(())
     }
 
-    /// `count` statements of kind `q` that take one id (point SELECT, index UPDATE), all on one
-    /// randomly chosen table, as sysbench's `execute_point_selects`/`execute_index_updates`.
+    /// `count` statements of kind `q`, all on one randomly chosen table, as sysbench's
+    /// `execute_point_selects`/`execute_index_updates` (one id), `execute_range` (the range
+    /// kinds: `range_size` ids from a random one) and `execute_non_index_updates` (a new `c`,
+    /// then the id).
     async fn by_id(
         &mut self,
         q: Q,
@@ -384,53 +396,23 @@ impl Session {
         tally: &mut Tally,
     ) -> Result<(), mysql_async::Error> {
         let t = rng.uniform(1, cfg.tables);
-        for _ in 0..count {
-            let id = rng.default(1, cfg.table_size.max(1));
-            self.exec(q, t, &[Arg::Int(id as i64)], tally).await?;
-        }
-        Ok(())
-    }
-
-    async fn ranges(
-        &mut self,
-        q: Q,
-        count: u32,
-        cfg: &OltpConfig,
-        rng: &mut Rng,
-        tally: &mut Tally,
-    ) -> Result<(), mysql_async::Error> {
-        let t = rng.uniform(1, cfg.tables);
-        for _ in 0..count {
-            let id = rng.default(1, cfg.table_size.max(1)) as i64;
-            let end = id + cfg.range_size as i64 - 1;
-            self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally)
-                .await?;
-        }
-        Ok(())
-    }
-
-    async fn non_index_updates(
-        &mut self,
-        count: u32,
-        cfg: &OltpConfig,
-        rng: &mut Rng,
-        tally: &mut Tally,
-    ) -> Result<(), mysql_async::Error> {
-        let t = rng.uniform(1, cfg.tables);
+        let n = cfg.table_size.max(1);
         let mut c = std::mem::take(&mut self.c);
         let mut result = Ok(());
         for _ in 0..count {
-            c.clear();
-            rng.fill_template(C_TEMPLATE, &mut c);
-            let id = rng.default(1, cfg.table_size.max(1));
-            result = self
-                .exec(
-                    Q::NonIndexUpd,
-                    t,
-                    &[Arg::Str(&c), Arg::Int(id as i64)],
-                    tally,
-                )
-                .await;
+            result = if q == Q::NonIndexUpd {
+                c.clear();
+                rng.fill_template(C_TEMPLATE, &mut c);
+                let id = rng.default(1, n) as i64;
+                self.exec(q, t, &[Arg::Str(&c), Arg::Int(id)], tally).await
+            } else if q.is_range() {
+                let id = rng.default(1, n) as i64;
+                let end = id + cfg.range_size as i64 - 1;
+                self.exec(q, t, &[Arg::Int(id), Arg::Int(end)], tally).await
+            } else {
+                let id = rng.default(1, n) as i64;
+                self.exec(q, t, &[Arg::Int(id)], tally).await
+            };
             if result.is_err() {
                 break;
             }

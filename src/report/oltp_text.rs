@@ -40,20 +40,12 @@ pub fn interval_line(sample: &IntervalSample, percentile: u32) -> String {
         IntervalRates::Oltp {
             tps,
             qps,
-            reads_per_s,
-            writes_per_s,
-            other_per_s,
-            errors_per_s,
-            reconnects_per_s,
-        } => (
-            tps,
-            qps,
-            reads_per_s,
-            writes_per_s,
-            other_per_s,
-            errors_per_s,
-            reconnects_per_s,
-        ),
+            reads_per_s: r,
+            writes_per_s: w,
+            other_per_s: o,
+            errors_per_s: err,
+            reconnects_per_s: reconn,
+        } => (tps, qps, r, w, o, err, reconn),
         _ => (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
     };
     format!(
@@ -83,30 +75,22 @@ pub fn final_report(result: &BenchResult) -> String {
     let mut s = String::new();
     if let Counters::Oltp(c) = &result.counters {
         s.push_str("SQL statistics:\n    queries performed:\n");
-        let _ = writeln!(s, "        read:                            {}", c.reads);
-        let _ = writeln!(s, "        write:                           {}", c.writes);
-        let _ = writeln!(s, "        other:                           {}", c.other);
-        let _ = writeln!(s, "        total:                           {}", c.queries);
-        let _ = writeln!(
-            s,
-            "    transactions:                        {:<6} ({:.2} per sec.)",
-            c.transactions, c.tps
-        );
-        let _ = writeln!(
-            s,
-            "    queries:                             {:<6} ({:.2} per sec.)",
-            c.queries, c.qps
-        );
-        let _ = writeln!(
-            s,
-            "    ignored errors:                      {:<6} ({:.2} per sec.)",
-            c.ignored_errors, c.ignored_errors_per_s
-        );
-        let _ = writeln!(
-            s,
-            "    reconnects:                          {:<6} ({:.2} per sec.)",
-            c.reconnects, c.reconnects_per_s
-        );
+        for (name, n) in [
+            ("read:", c.reads),
+            ("write:", c.writes),
+            ("other:", c.other),
+            ("total:", c.queries),
+        ] {
+            let _ = writeln!(s, "        {name:<33}{n}");
+        }
+        for (name, n, per_s) in [
+            ("transactions:", c.transactions, c.tps),
+            ("queries:", c.queries, c.qps),
+            ("ignored errors:", c.ignored_errors, c.ignored_errors_per_s),
+            ("reconnects:", c.reconnects, c.reconnects_per_s),
+        ] {
+            let _ = writeln!(s, "    {name:<37}{n:<6} ({per_s:.2} per sec.)");
+        }
     }
     s.push('\n');
     s.push_str(&super::sysbench_text::general_and_latency(result));

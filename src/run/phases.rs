@@ -4,7 +4,7 @@
 //! ([`Chatter`](super::target_run::Chatter)) for its text file instead of going to the screen.
 
 use super::target_run::{
-    block_on, buffer_pool_bytes, data_set, oltp_config, ram_bytes, server_alive, server_ready,
+    block_on, buffer_pool_bytes, data_set, oltp_config, ram_bytes, ready_or_skip, server_alive,
     server_spec, server_stopped_error, Ctx, DataSet, Outcome, TargetRun,
 };
 use crate::engine::Observer as _;
@@ -57,10 +57,7 @@ pub fn run_phase(
             regime,
         } => oltp_run(ctx, run, (workload, threads, regime), pr),
         Phase::OltpCleanup { workload } => {
-            let client = match server_ready(run) {
-                Ok(c) => c,
-                Err(why) => return Ok(Outcome::Skipped(why)),
-            };
+            let client = ready_or_skip!(run);
             let cfg = oltp_config(ctx, workload, 1, &client);
             oltp::cleanup(&cfg, ctx.chatter)?;
             run.oltp_tables = None;
@@ -194,10 +191,7 @@ fn mysqld_start(
 }
 
 fn oltp_prepare(ctx: &Ctx<'_>, run: &mut TargetRun, workload: Workload) -> anyhow::Result<Outcome> {
-    let client = match server_ready(run) {
-        Ok(c) => c,
-        Err(why) => return Ok(Outcome::Skipped(why)),
-    };
+    let client = ready_or_skip!(run);
     let o = ctx.opts.profile.oltp.as_ref().expect("oltp");
     let threads = o.threads.iter().copied().max().unwrap_or(1);
     let cfg = oltp_config(ctx, workload, threads, &client);
@@ -216,10 +210,7 @@ fn oltp_run(
     (workload, threads, regime): (Workload, u32, Option<Regime>),
     pr: &mut PhaseResult,
 ) -> anyhow::Result<Outcome> {
-    let client = match server_ready(run) {
-        Ok(c) => c,
-        Err(why) => return Ok(Outcome::Skipped(why)),
-    };
+    let client = ready_or_skip!(run);
     if let Some((skipped, why)) = &run.regime_skipped {
         if Some(*skipped) == regime {
             return Ok(Outcome::Skipped(why.clone()));

@@ -5,7 +5,7 @@
 //! regime.
 
 use super::target_run::{
-    block_on, buffer_pool_bytes, data_set, oltp_config, server_ready, server_spec,
+    block_on, buffer_pool_bytes, data_set, oltp_config, ready_or_skip, server_spec,
     table_files_bytes, Ctx, Outcome, TargetRun,
 };
 use crate::config::regimes::{auto_pool_bytes, CpuBoundPool};
@@ -101,10 +101,7 @@ pub(super) fn prewarm(
     run: &mut TargetRun,
     pr: &mut PhaseResult,
 ) -> anyhow::Result<Outcome> {
-    let client = match server_ready(run) {
-        Ok(c) => c,
-        Err(why) => return Ok(Outcome::Skipped(why)),
-    };
+    let client = ready_or_skip!(run);
     if let Some((Regime::CpuBound, why)) = &run.regime_skipped {
         return Ok(Outcome::Skipped(why.clone()));
     }

@@ -142,6 +142,18 @@ pub(super) fn server_ready(run: &TargetRun) -> Result<mysqld::ClientInfo, String
     Ok(client)
 }
 
+/// The server's login ([`server_ready`]); when there is none, returns from the phase as
+/// skipped, with the reason.
+macro_rules! ready_or_skip {
+    ($run:expr) => {
+        match $crate::run::target_run::server_ready($run) {
+            Ok(c) => c,
+            Err(why) => return Ok($crate::run::target_run::Outcome::Skipped(why)),
+        }
+    };
+}
+pub(super) use ready_or_skip;
+
 pub(super) fn oltp_config(
     ctx: &Ctx<'_>,
     workload: Workload,

@@ -3,7 +3,7 @@
 //! server's benchmark database (OLTP's tables are dropped before TPC-C starts).
 
 use super::target_run::{
-    server_alive, server_ready, server_stopped_error, Ctx, Outcome, TargetRun,
+    ready_or_skip, server_alive, server_stopped_error, Ctx, Outcome, TargetRun,
 };
 use crate::config::profile::TpccPlan;
 use crate::model::PhaseResult;
@@ -30,10 +30,7 @@ fn config(ctx: &Ctx<'_>, client: &mysqld::ClientInfo) -> TpccConfig {
 }
 
 pub(super) fn prepare(ctx: &Ctx<'_>, run: &mut TargetRun) -> anyhow::Result<Outcome> {
-    let client = match server_ready(run) {
-        Ok(c) => c,
-        Err(why) => return Ok(Outcome::Skipped(why)),
-    };
+    let client = ready_or_skip!(run);
     let mut cfg = config(ctx, &client);
     // Tables of an earlier, interrupted phase on this server are ours to replace.
     cfg.replace = true;
@@ -47,10 +44,7 @@ pub(super) fn run(
     run: &mut TargetRun,
     pr: &mut PhaseResult,
 ) -> anyhow::Result<Outcome> {
-    let client = match server_ready(run) {
-        Ok(c) => c,
-        Err(why) => return Ok(Outcome::Skipped(why)),
-    };
+    let client = ready_or_skip!(run);
     if !run.tpcc_loaded {
         return Ok(Outcome::Skipped(
             "the TPC-C warehouses were not loaded (tpcc-prepare did not complete)".into(),
@@ -69,10 +63,7 @@ pub(super) fn run(
 }
 
 pub(super) fn check(ctx: &Ctx<'_>, run: &TargetRun) -> anyhow::Result<Outcome> {
-    let client = match server_ready(run) {
-        Ok(c) => c,
-        Err(why) => return Ok(Outcome::Skipped(why)),
-    };
+    let client = ready_or_skip!(run);
     if !run.tpcc_loaded {
         return Ok(Outcome::Skipped(
             "the TPC-C warehouses were not loaded".into(),
@@ -84,10 +75,7 @@ pub(super) fn check(ctx: &Ctx<'_>, run: &TargetRun) -> anyhow::Result<Outcome> {
 }
 
 pub(super) fn cleanup(ctx: &Ctx<'_>, run: &mut TargetRun) -> anyhow::Result<Outcome> {
-    let client = match server_ready(run) {
-        Ok(c) => c,
-        Err(why) => return Ok(Outcome::Skipped(why)),
-    };
+    let client = ready_or_skip!(run);
     tpcc::cleanup(&config(ctx, &client), ctx.chatter)?;
     run.tpcc_loaded = false;
     Ok(Outcome::Done(None))

@@ -12,7 +12,7 @@
 
 use super::schema;
 use super::session::cents;
-use super::{TpccConfig, TpccError};
+use super::TpccConfig;
 use crate::db::describe_error;
 use crate::engine::{Controller, Observer};
 use mysql_async::prelude::Queryable;
@@ -140,17 +140,7 @@ pub fn check(
     let rt = super::load::runtime()?;
     rt.block_on(async {
         let mut conn = cfg.connection.connect(true).await?;
-        let existing = schema::existing_tables(&mut conn)
-            .await
-            .map_err(|e| anyhow::anyhow!("reading the table list: {}", describe_error(&e)))?;
-        let missing = schema::missing(&existing);
-        if !missing.is_empty() {
-            return Err(TpccError::TablesMissing {
-                database: cfg.connection.database.clone(),
-                missing: missing.iter().map(|s| s.to_string()).collect(),
-            }
-            .into());
-        }
+        schema::require_tables(&mut conn, &cfg.connection.database).await?;
         let marker = schema::read_marker(&mut conn)
             .await
             .map_err(|e| anyhow::anyhow!("reading spindle_tpcc: {}", describe_error(&e)))?;

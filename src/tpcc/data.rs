@@ -156,43 +156,65 @@ fn address(rng: &mut Rng, row: &mut RowWriter<'_>) {
     .text(|o| random::zip(rng, o));
 }
 
-/// ITEM: ids 1..=100 000, 10 % of I_DATA containing "ORIGINAL".
-pub struct Items {
+/// The rows of ITEM or of one warehouse's STOCK: ids 1..=100 000, each row ending in a data
+/// field of which a 10 % chosen up front contain "ORIGINAL".
+struct ItemRows {
     rng: Rng,
     next: u32,
     original: Vec<bool>,
 }
 
-impl Items {
-    pub fn new(p: &LoadParams) -> Self {
-        let mut rng = stream(p, 0, 1);
+impl ItemRows {
+    fn new(p: &LoadParams, w: u32, table: u64) -> Self {
+        let mut rng = stream(p, w, table);
         let original = random::choose(&mut rng, ITEMS as usize, ITEMS as usize / 10);
-        Items {
+        ItemRows {
             rng,
             next: 1,
             original,
         }
     }
-}
 
-impl RowSource for Items {
-    fn next_row(&mut self, syntax: Syntax, out: &mut Vec<u8>) -> bool {
+    /// The next row: its id, what `fields` writes, and the data field; false after the last.
+    fn next_row(
+        &mut self,
+        syntax: Syntax,
+        out: &mut Vec<u8>,
+        fields: impl FnOnce(&mut RowWriter<'_>, &mut Rng),
+    ) -> bool {
         if self.next > ITEMS {
             return false;
         }
         let (id, rng) = (self.next, &mut self.rng);
         let orig = self.original[id as usize - 1];
         let mut row = RowWriter::begin(out, syntax);
-        row.int(id as i64)
-            .int(rng.uniform(1, 10_000) as i64)
-            .text(|o| {
-                random::alnum(rng, 14, 24, o);
-            })
-            .cents(rng.uniform(100, 10_000) as i64)
-            .text(|o| random::data_string(rng, 26, 50, orig, o));
+        row.int(id as i64);
+        fields(&mut row, rng);
+        row.text(|o| random::data_string(rng, 26, 50, orig, o));
         row.end();
         self.next += 1;
         true
+    }
+}
+
+/// ITEM: ids 1..=100 000, 10 % of I_DATA containing "ORIGINAL".
+pub struct Items(ItemRows);
+
+impl Items {
+    pub fn new(p: &LoadParams) -> Self {
+        Items(ItemRows::new(p, 0, 1))
+    }
+}
+
+impl RowSource for Items {
+    fn next_row(&mut self, syntax: Syntax, out: &mut Vec<u8>) -> bool {
+        self.0.next_row(syntax, out, |row, rng| {
+            row.int(rng.uniform(1, 10_000) as i64)
+                .text(|o| {
+                    random::alnum(rng, 14, 24, o);
+                })
+                .cents(rng.uniform(100, 10_000) as i64);
+        })
     }
 }
 
@@ -270,48 +292,40 @@ impl RowSource for Districts {
 
 /// STOCK: 100 000 rows per warehouse, 10 % of S_DATA containing "ORIGINAL".
 pub struct Stock {
-    rng: Rng,
+    rows: ItemRows,
     w: u32,
-    next: u32,
-    original: Vec<bool>,
 }
 
 impl Stock {
     pub fn new(p: &LoadParams, w: u32) -> Self {
-        let mut rng = stream(p, w, 4);
-        let original = random::choose(&mut rng, ITEMS as usize, ITEMS as usize / 10);
         Stock {
-            rng,
+            rows: ItemRows::new(p, w, 4),
             w,
-            next: 1,
-            original,
         }
     }
 }
 
 impl RowSource for Stock {
     fn next_row(&mut self, syntax: Syntax, out: &mut Vec<u8>) -> bool {
-        if self.next > ITEMS {
-            return false;
-        }
-        let (id, rng) = (self.next, &mut self.rng);
-        let orig = self.original[id as usize - 1];
-        let mut row = RowWriter::begin(out, syntax);
-        row.int(id as i64)
-            .int(self.w as i64)
-            .int(rng.uniform(10, 100) as i64);
-        for _ in 0..10 {
-            row.text(|o| {
-                random::alnum(rng, 24, 24, o);
-            });
-        }
-        row.int(0)
-            .int(0)
-            .int(0)
-            .text(|o| random::data_string(rng, 26, 50, orig, o));
-        row.end();
-        self.next += 1;
-        true
+        let w = self.w;
+        self.rows.next_row(syntax, out, |row, rng| {
+            row.int(w as i64).int(rng.uniform(10, 100) as i64);
+            for _ in 0..10 {
+                row.text(|o| {
+                    random::alnum(rng, 24, 24, o);
+                });
+            }
+            row.int(0).int(0).int(0);
+        })
+    }
+}
+
+/// Steps (district, customer) on to the warehouse's next customer.
+fn next_customer(d: &mut u32, c: &mut u32) {
+    *c += 1;
+    if *c > CUSTOMERS {
+        *c = 1;
+        *d += 1;
     }
 }
 
@@ -374,11 +388,7 @@ impl RowSource for Customers {
                 random::alnum(rng, 300, 500, o);
             });
         row.end();
-        self.c += 1;
-        if self.c > CUSTOMERS {
-            self.c = 1;
-            self.d += 1;
-        }
+        next_customer(&mut self.d, &mut self.c);
         true
     }
 }
@@ -422,11 +432,7 @@ impl RowSource for History {
                 random::alnum(rng, 12, 24, o);
             });
         row.end();
-        self.c += 1;
-        if self.c > CUSTOMERS {
-            self.c = 1;
-            self.d += 1;
-        }
+        next_customer(&mut self.d, &mut self.c);
         true
     }
 }

@@ -132,17 +132,7 @@ fn open_database(cfg: &TpccConfig) -> anyhow::Result<NuConstants> {
     rt.block_on(async {
         let mut conn = cfg.connection.connect(true).await?;
         let sql = |what: &'static str| move |e| anyhow::anyhow!("{what}: {}", describe_error(&e));
-        let existing = schema::existing_tables(&mut conn)
-            .await
-            .map_err(sql("reading the table list"))?;
-        let missing = schema::missing(&existing);
-        if !missing.is_empty() {
-            return Err(TpccError::TablesMissing {
-                database: cfg.connection.database.clone(),
-                missing: missing.iter().map(|s| s.to_string()).collect(),
-            }
-            .into());
-        }
+        schema::require_tables(&mut conn, &cfg.connection.database).await?;
         let loaded: u32 = conn
             .query_first("SELECT COUNT(*) FROM warehouse")
             .await

@@ -3,6 +3,8 @@
 //! `spindle_tpcc` that records what `prepare` loaded and whether a run has changed the data since
 //! (consistency condition 3.3.2.11 holds only right after the load).
 
+use super::error::TpccError;
+use crate::db::describe_error;
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 
@@ -161,6 +163,23 @@ pub fn missing(existing: &[String]) -> Vec<&'static str> {
         .map(|(t, _)| *t)
         .filter(|t| !existing.iter().any(|e| e == t))
         .collect()
+}
+
+/// `Ok` when all nine tables stand in the connection's database (`database`, for the error);
+/// `Err` when the table list cannot be read or some are missing ([`TpccError::TablesMissing`]).
+pub async fn require_tables(conn: &mut Conn, database: &str) -> anyhow::Result<()> {
+    let existing = existing_tables(conn)
+        .await
+        .map_err(|e| anyhow::anyhow!("reading the table list: {}", describe_error(&e)))?;
+    let missing = missing(&existing);
+    if !missing.is_empty() {
+        return Err(TpccError::TablesMissing {
+            database: database.to_string(),
+            missing: missing.iter().map(|s| s.to_string()).collect(),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// What the marker row says.

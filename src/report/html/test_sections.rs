@@ -72,6 +72,30 @@ fn figure(out: &mut String, svg: &str, legend: Option<&[Series]>, caption: &str)
     let _ = writeln!(out, "<figcaption>{caption}</figcaption></figure>");
 }
 
+/// Latency (ms) over the run: log scale when the values span more than 50×.
+fn latency_chart(title: String, series: Vec<Series>) -> LineChart {
+    over_run(title, "latency, ms", wide_range_scale(&series), series)
+}
+
+/// `chart` and its legend, as a figure.
+fn chart_figure(out: &mut String, chart: &LineChart, caption: &str) {
+    figure(out, &svg::line_chart(chart), Some(&chart.series), caption);
+}
+
+/// A chart of `series` over the seconds of a run, from zero, with no bands.
+fn over_run(title: String, y_label: &str, y_scale: Scale, series: Vec<Series>) -> LineChart {
+    LineChart {
+        title,
+        x_label: "seconds into the run".into(),
+        y_label: y_label.into(),
+        x_ticks: None,
+        y_scale,
+        series,
+        bands: vec![],
+        x_from_zero: true,
+    }
+}
+
 fn test_section(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList) {
     let _ = writeln!(
         out,
@@ -141,20 +165,15 @@ fn throughput_over_time(out: &mut String, s: &SuiteResult, v: &TestView, caption
         let _ = writeln!(out, "<p class=\"small meta\">{}</p>", esc(&why));
         return;
     }
-    let chart = LineChart {
-        title: format!("{} {} over time", v.name, v.unit),
-        x_label: "seconds into the run".into(),
-        y_label: v.unit.into(),
-        x_ticks: None,
-        y_scale: Scale::Linear,
+    let chart = over_run(
+        format!("{} {} over time", v.name, v.unit),
+        v.unit,
+        Scale::Linear,
         series,
-        bands: vec![],
-        x_from_zero: true,
-    };
-    figure(
+    );
+    chart_figure(
         out,
-        &svg::line_chart(&chart),
-        Some(&chart.series),
+        &chart,
         &format!("{} over time, per report interval. {caption}", esc(v.unit)),
     );
 }
@@ -181,20 +200,10 @@ fn percentiles_over_time(out: &mut String, s: &SuiteResult, v: &TestView, captio
     if series.is_empty() || too_short(v, &series).is_some() {
         return;
     }
-    let chart = LineChart {
-        title: format!("{} latency p95 and p99 over time", v.name),
-        x_label: "seconds into the run".into(),
-        y_label: "latency, ms".into(),
-        x_ticks: None,
-        y_scale: wide_range_scale(&series),
-        series,
-        bands: vec![],
-        x_from_zero: true,
-    };
-    figure(
+    let chart = latency_chart(format!("{} latency p95 and p99 over time", v.name), series);
+    chart_figure(
         out,
-        &svg::line_chart(&chart),
-        Some(&chart.series),
+        &chart,
         &format!(
             "95th (solid) and 99th (dashed) percentile latency of each report interval. {caption}"
         ),
@@ -269,20 +278,14 @@ fn spectrum(out: &mut String, s: &SuiteResult, v: &TestView, caption: &str) {
         .map(|e| (e as f64, labels[e as usize].to_string()))
         .collect();
     let chart = LineChart {
-        title: format!("{} latency by percentile", v.name),
         x_label: "percentile (log scale of 1/(1−p)); the last point of each line is the maximum"
             .into(),
-        y_label: "latency, ms".into(),
         x_ticks: Some(ticks),
-        y_scale: wide_range_scale(&series),
-        series,
-        bands: vec![],
-        x_from_zero: true,
+        ..latency_chart(format!("{} latency by percentile", v.name), series)
     };
-    figure(
+    chart_figure(
         out,
-        &svg::line_chart(&chart),
-        Some(&chart.series),
+        &chart,
         &format!("Latency distribution of every event (HDR histogram). {caption}"),
     );
 }
