@@ -629,10 +629,14 @@ fn bad_input_without_a_server_names_the_option() {
     let (code, _, err) = spindle(&["tpcc", "prepare", "127.0.0.1", "tpcc"]);
     assert_eq!(code, 1);
     assert!(err.contains("HOST DB USER PASS WAREHOUSES"), "{err}");
+    // A word option's bad value is a usage error (exit 2, as for -w 1e9) naming its values.
     let (code, _, err) = spindle(&["tpcc", "run", "--statements", "rows"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--statements rows") && err.contains("tpcc-mysql") && err.contains("batched"),
+        err.contains("'rows'")
+            && err.contains("--statements")
+            && err.contains("tpcc-mysql")
+            && err.contains("batched"),
         "{err}"
     );
     let (code, out, _) = spindle(&["tpcc", "--help"]);
