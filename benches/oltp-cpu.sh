@@ -59,16 +59,6 @@ bench_work spindle-cpu
 RAW=$WORK/raw.tsv
 : >"$RAW"
 
-per_event() {
-  case $1 in
-    point_select) echo 1 ;;
-    read_only) echo 16 ;;
-    read_write) echo 20 ;;
-    write_only) echo 6 ;;
-    *) echo 1 ;;
-  esac
-}
-
 queries() { grep -oP 'queries:\s+\K\d+' "$1"; }
 
 # cachegrind EVENTS -- command...: "queries instructions" of one run under cachegrind.

@@ -52,17 +52,6 @@ bench_work spindle-syscalls
 RAW=$WORK/raw.tsv
 : >"$RAW"
 
-# Queries per event of each workload with sysbench's defaults (events are what both tools fix).
-per_event() {
-  case $1 in
-    point_select) echo 1 ;;
-    read_only) echo 16 ;;
-    read_write) echo 20 ;;
-    write_only) echo 6 ;;
-    *) echo 1 ;;
-  esac
-}
-
 # count TOOL WORKLOAD THREADS -- command...: the run under strace -f -c (and perf stat), one
 # line to $RAW: tool workload threads queries strace_total perf_total top-calls.
 count() {

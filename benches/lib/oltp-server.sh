@@ -34,3 +34,14 @@ opts() {
   echo "--mysql-socket=$SOCKET --mysql-user=$USER_ --mysql-password=$PASS --mysql-db=$DB" \
     "--tables=$TABLES --table-size=$TABLE_SIZE"
 }
+
+# Queries per event of each workload with sysbench's defaults (events are what both tools fix).
+per_event() {
+  case $1 in
+    point_select) echo 1 ;;
+    read_only) echo 16 ;;
+    read_write) echo 20 ;;
+    write_only) echo 6 ;;
+    *) echo 1 ;;
+  esac
+}
