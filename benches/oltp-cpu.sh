@@ -36,16 +36,14 @@ BUFFER_POOL=${BUFFER_POOL:-1G}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPINDLE=${SPINDLE:-$ROOT/target/release/spindle}
 
-need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
+. "$ROOT/benches/lib/oltp-server.sh"
 need sysbench "apt install sysbench"
 need perf "apt install linux-perf"
 need python3 "apt install python3"
 if [ -z "${VALGRIND:-}" ]; then
   if command -v valgrind >/dev/null; then VALGRIND=1; else VALGRIND=0; fi
 fi
-if [ ! -x "$SPINDLE" ]; then
-  (cd "$ROOT" && cargo build --release)
-fi
+build_spindle
 EVS=task-clock,user_time,system_time,context-switches,raw_syscalls:sys_enter
 if perf stat -x, -e instructions:u,instructions:k -- true 2>&1 | grep -q "not supported"; then
   PMU=0
@@ -54,7 +52,6 @@ else
   EVS=$EVS,instructions:u,instructions:k
 fi
 
-. "$ROOT/benches/lib/oltp-server.sh"
 bench_work spindle-cpu
 RAW=$WORK/raw.tsv
 : >"$RAW"

@@ -36,18 +36,15 @@ SPINDLE_ARGS=${SPINDLE_ARGS:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPINDLE=${SPINDLE:-$ROOT/target/release/spindle}
 
-need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
+. "$ROOT/benches/lib/oltp-server.sh"
 need sysbench "apt install sysbench"
 need strace "apt install strace"
 need python3 "apt install python3"
 if [ -z "${PERF:-}" ]; then
   if perf stat -x, -e raw_syscalls:sys_enter -- true >/dev/null 2>&1; then PERF=1; else PERF=0; fi
 fi
-if [ ! -x "$SPINDLE" ]; then
-  (cd "$ROOT" && cargo build --release)
-fi
+build_spindle
 
-. "$ROOT/benches/lib/oltp-server.sh"
 bench_work spindle-syscalls
 RAW=$WORK/raw.tsv
 : >"$RAW"

@@ -42,17 +42,14 @@ if [ -n "$EVENTS" ]; then LIMIT="--events=$EVENTS --time=0"; else LIMIT="--time=
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPINDLE=${SPINDLE:-$ROOT/target/release/spindle}
 
-need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
+. "$ROOT/benches/lib/oltp-server.sh"
 AGAINST=${AGAINST:-}
 [ -n "$AGAINST" ] || need sysbench "apt install sysbench"
 [ -z "$AGAINST" ] || [ -x "$AGAINST" ] || { echo "AGAINST=$AGAINST is not an executable" >&2; exit 1; }
 need python3 "apt install python3"
 [ -x /usr/bin/time ] || { echo "missing /usr/bin/time: apt install time" >&2; exit 1; }
-if [ ! -x "$SPINDLE" ]; then
-  (cd "$ROOT" && cargo build --release)
-fi
+build_spindle
 
-. "$ROOT/benches/lib/oltp-server.sh"
 bench_work spindle-bench
 RAW=$WORK/raw.tsv
 : >"$RAW"

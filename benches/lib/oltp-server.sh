@@ -2,7 +2,7 @@
 # started with `spindle mysqld` in a fresh work directory, stopped (and the directory removed
 # unless KEEP=1) when the script exits, and the sysbench-style options that reach it.
 #
-# Needs SPINDLE (the binary) and BUFFER_POOL set by the caller; sets WORK, DATADIR, SOCKET,
+# Needs ROOT, SPINDLE (the binary) and BUFFER_POOL set by the caller; sets WORK, DATADIR, SOCKET,
 # USER_, PASS and DB. `opts` prints the common options (TABLES and TABLE_SIZE from the caller).
 
 bench_work() {
@@ -44,4 +44,14 @@ per_event() {
     write_only) echo 6 ;;
     *) echo 1 ;;
   esac
+}
+
+# need PROGRAM HINT: stop with HINT (how to install it) when PROGRAM is missing.
+need() { command -v "$1" >/dev/null || { echo "missing $1: $2" >&2; exit 1; }; }
+
+# The spindle binary the caller named, built with `cargo build --release` when missing.
+build_spindle() {
+  if [ ! -x "$SPINDLE" ]; then
+    (cd "$ROOT" && cargo build --release)
+  fi
 }
