@@ -292,10 +292,10 @@ def judge(samples, events, bits, expect, final):
             if seen[i] is None:
                 verdicts.append(f"{role} ? (said {said[i]}" + ("" if readable[i] else "; too short to read") + ")")
                 continue
-            ok = seen[i] == said[i] and (table is None or table[i] == said[i])
-            verdicts.append(f"{role} {seen[i]}" + ("" if ok else f" != said {said[i]!r}" + (f" / table {table[i]!r}" if table else "")))
+            ok = seen[i] == said[i]
+            verdicts.append(f"{role} {seen[i]}" + ("" if ok else f" != said {said[i]!r}"))
             if not ok:
-                problems.append(f"{pattern} at +{t0 - samples[0][0]:.1f} s: {role} {seen[i]}, said {said[i]!r}" + (f", table {table[i]!r}" if table else ""))
+                problems.append(f"{pattern} at +{t0 - samples[0][0]:.1f} s: {role} {seen[i]}, said {said[i]!r}")
         readable_stretches.setdefault(pattern, []).append(all(readable))
         complete = all(s is not None for s in seen)
         if complete and all(seen[i] == said[i] for i in range(3)):
@@ -353,6 +353,17 @@ def level_at(signal, t_ms):
 TRIALS = 100
 
 
+def wake_step(rnd):
+    """Seconds to the guest blink thread's next wake: every 25 ms, late by up to 15 ms, and one
+    wake in 50 stalled up to 100 ms more (a busy emulated CPU)."""
+    return 0.025 + rnd.uniform(0, 0.015) + (rnd.uniform(0, 0.1) if rnd.random() < 0.02 else 0)
+
+
+def read_step(rnd):
+    """Seconds to the host sampler's next read: every 25-45 ms."""
+    return 0.025 + rnd.uniform(0, 0.02)
+
+
 def selftest(a):
     """Every signal of the table and every flash count, sampled as the sampler does, must be
     classified as itself over its shortest readable window (min_window), with the guest's blink
@@ -369,13 +380,13 @@ def selftest(a):
             wakes, w = [], rnd.uniform(0, 3.0)
             while w < window + 3.5:
                 wakes.append((w, level_at(sig, w * 1000)))
-                w += 0.025 + rnd.uniform(0, 0.015) + (rnd.uniform(0, 0.1) if rnd.random() < 0.02 else 0)
+                w += wake_step(rnd)
             levels, t, k = [], 3.0 + rnd.uniform(0, 0.05), 0
             while t < window + 3.0:
                 while k + 1 < len(wakes) and wakes[k + 1][0] <= t:
                     k += 1
                 levels.append((t, wakes[k][1]))
-                t += 0.025 + rnd.uniform(0, 0.02)
+                t += read_step(rnd)
             got = classify(levels)
             if got != sig:
                 bad.append(f"{sig!r} classified as {got!r} (trial {trial})")
@@ -417,9 +428,9 @@ def boot_selftest(rnd):
                 # the blink thread's wakes (late, now and then stalled) and the host's reads
                 while w <= t:
                     level = sum(level_at(sig, (w - t0) * 1000) << i for i, sig in enumerate(shown))
-                    w += 0.025 + rnd.uniform(0, 0.015) + (rnd.uniform(0, 0.1) if rnd.random() < 0.02 else 0)
+                    w += wake_step(rnd)
                 samples.append((t, level))
-                t += 0.025 + rnd.uniform(0, 0.02)
+                t += read_step(rnd)
             t0 += seconds
         events += [(t0 - 2, "signal received, stopping"), (t0, "daemon stopped")]
         samples += [(t0 + 0.1 * k, 0) for k in range(1, 20)]
