@@ -1,9 +1,11 @@
-//! The measured loop's connections read through io_uring (`db::sockets`, `db::uring`, the
-//! vendored mysql_async's `Conn::set_blocking_io`), against a real MariaDB started by
-//! spindle's provisioning (`tests/common`): the protocol stays in step over the unix socket
-//! and TCP (large results and requests, several result sets, errors), a server that stops
-//! answering is a lost connection after the read timeout (directly and in an OLTP run), and a
-//! run blocked on such a server still stops and aborts in time.
+//! The measured loop's connections taken out of tokio's reactor (the vendored mysql_async's
+//! `Conn::set_blocking_io`): read through io_uring (`db::uring`), or written and read by
+//! spindle's own protocol code on a blocking socket (`db::wire`, OLTP's default), against a
+//! real MariaDB started by spindle's provisioning (`tests/common`): the protocol stays in step
+//! over the unix socket and TCP (large results and requests, several result sets, errors, both
+//! paths on one connection), a server that stops answering is a lost connection after the read
+//! timeout (directly and in an OLTP run), and a run blocked on such a server still stops and
+//! aborts in time.
 
 mod common;
 
@@ -11,7 +13,7 @@ use common::{free_tcp_port, TestServer};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Value};
 use spindle::db::sockets::read_through_io_uring;
-use spindle::db::{classify, ErrorClass, IgnoreErrors};
+use spindle::db::{classify, wire, ErrorClass, IgnoreErrors, Param};
 use spindle::engine::{Controller, Counters, Measurement, Silent};
 use spindle::oltp::{self, ClientIo, OltpConfig, Workload};
 use spindle::provision::mysqld;
@@ -50,6 +52,32 @@ fn signal_server(srv: &TestServer, sig: i32) {
         .expect("server pid");
     // SAFETY: plain kill(2) on the test server's pid.
     assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+    if sig == libc::SIGSTOP {
+        // kill(2) returns before every thread has stopped: a statement sent right away could
+        // still be answered. Wait until /proc says the whole process is stopped.
+        let stopped = |task: &std::path::Path| {
+            std::fs::read_to_string(task.join("stat"))
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('T')
+                })
+                .unwrap_or(true)
+        };
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let all = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .map(|d| d.flatten().all(|t| stopped(&t.path())))
+                .unwrap_or(true);
+            if all {
+                break;
+            }
+            assert!(Instant::now() < until, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 /// Sends SIGCONT to a stopped test server when dropped (a failing test must not leave it
@@ -213,6 +241,152 @@ async fn the_protocol_stays_in_step_through_io_uring_over_socket_and_tcp() {
     }
 }
 
+/// Statements through `wire` on a connection mysql_async also uses, checked through mysql_async.
+async fn wire_exchanges(conn: &mut Conn, w: &mut wire::Wire, what: &str) {
+    conn.query_drop("DROP TABLE IF EXISTS w").await.unwrap();
+    conn.query_drop("CREATE TABLE w (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(200) NOT NULL)")
+        .await
+        .unwrap();
+    let insert = conn
+        .prep("INSERT INTO w (id, k, c) VALUES (?, ?, ?)")
+        .await
+        .unwrap();
+    let range = conn
+        .prep("SELECT id, c FROM w WHERE id BETWEEN ? AND ?")
+        .await
+        .unwrap();
+    let update = conn
+        .prep("UPDATE w SET k = k + 1 WHERE id BETWEEN ? AND ?")
+        .await
+        .unwrap();
+    let begin = conn.prep("BEGIN").await.unwrap();
+    let c = "é'\\x".repeat(30);
+    w.exec(begin.id(), &[]).unwrap();
+    for id in 1..=3000i64 {
+        w.exec(
+            insert.id(),
+            &[Param::Int(id), Param::Int(-id), Param::Str(c.as_bytes())],
+        )
+        .unwrap_or_else(|e| panic!("{what}: insert {id}: {e}"));
+        assert_eq!(w.affected_rows(), 1);
+    }
+    w.query("COMMIT").unwrap();
+    let (n, sum, first): (u64, i64, String) = conn
+        .query_first("SELECT COUNT(*), SUM(k), MIN(c) FROM w")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (n, sum, first.as_str()),
+        (3000, -4_501_500, c.as_str()),
+        "{what}"
+    );
+    for round in 0..10i64 {
+        // Up to 3000 rows of ~190 bytes (many receives), then an exact answer.
+        w.exec(range.id(), &[Param::Int(1), Param::Int(round * 300)])
+            .unwrap();
+        w.exec(update.id(), &[Param::Int(1), Param::Int(round)])
+            .unwrap();
+        assert_eq!(w.affected_rows(), round as u64, "{what}");
+        w.query(&format!("SELECT id, c FROM w WHERE id > {round}"))
+            .unwrap();
+        let k: Option<i64> = conn
+            .exec_first("SELECT k FROM w WHERE id = ?", (1,))
+            .await
+            .unwrap();
+        assert_eq!(k, Some(-1 + round), "{what}: out of step");
+    }
+    // A server error through the wire; then both paths go on.
+    let e = w.query("SELECT * FROM no_such_table").unwrap_err();
+    assert!(e.to_string().contains("1146"), "{what}: {e}");
+    assert_eq!(classify(&e, &IgnoreErrors::default()), ErrorClass::Fatal);
+    let e = w
+        .exec(
+            insert.id(),
+            &[Param::Int(1), Param::Int(0), Param::Str(b"")],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("1062"), "{what}: {e}");
+    // More than 16 MiB in one row, and two result sets.
+    w.query("SELECT REPEAT('x', 17000000), 1").unwrap();
+    w.query("SELECT 1; SELECT id FROM w; UPDATE w SET k = 0 WHERE id = 2")
+        .unwrap();
+    assert_eq!(w.affected_rows(), 1);
+    let one: Option<u8> = conn.query_first("SELECT 1").await.unwrap();
+    assert_eq!(one, Some(1), "{what}");
+}
+
+#[tokio::test]
+async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
+    let port = free_tcp_port();
+    let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
+    let tcp = mysql_async::OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(port)
+        .user(Some(srv.client.user.clone()))
+        .pass(Some(srv.client.password.clone()))
+        .db_name(Some(srv.client.database.clone()))
+        .into();
+    for (what, opts) in [("unix socket", srv.opts()), ("TCP", tcp)] {
+        let mut conn = Conn::new(opts.clone()).await.unwrap();
+        let mut w = wire::attach(&mut conn, Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+            .unwrap_or_else(|| panic!("{what}: a plain socket must move"));
+        assert!(wire::attach(&mut conn, Duration::from_secs(30))
+            .unwrap()
+            .is_none());
+        wire_exchanges(&mut conn, &mut w, what).await;
+        // mysql_async alone on the blocking socket: large replies and requests, errors.
+        exchanges(&mut conn).await;
+        let aborted = aborted_clients(&srv).await;
+        conn.disconnect().await.unwrap();
+        drop(w);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            aborted_clients(&srv).await,
+            aborted,
+            "{what}: quit without COM_QUIT"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_read_timeout() {
+    let srv = TestServer::start().await;
+    let mut conn = Conn::new(srv.opts()).await.unwrap();
+    let mut w = wire::attach(&mut conn, Duration::from_millis(1500))
+        .unwrap()
+        .unwrap();
+    w.query("SELECT 1").unwrap();
+    let started = Instant::now();
+    let stopped = Stopped(&srv);
+    signal_server(&srv, libc::SIGSTOP);
+    let e = w.query("SELECT 1").unwrap_err();
+    let waited = started.elapsed();
+    drop(stopped);
+    assert!(e.to_string().contains("read timeout"), "{e}");
+    assert_eq!(
+        classify(&e, &IgnoreErrors::default()),
+        ErrorClass::Lost(2013)
+    );
+    assert!(
+        waited >= Duration::from_millis(1400) && waited < Duration::from_secs(10),
+        "answered after {waited:?}"
+    );
+    let again = w.query("SELECT 1").unwrap_err();
+    assert!(matches!(
+        classify(&again, &IgnoreErrors::default()),
+        ErrorClass::Lost(_)
+    ));
+    // A slow statement inside the timeout is not cut off.
+    let mut conn = Conn::new(srv.opts()).await.unwrap();
+    let mut w = wire::attach(&mut conn, Duration::from_secs(5))
+        .unwrap()
+        .unwrap();
+    w.query("SELECT SLEEP(2)").unwrap();
+    conn.disconnect().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeout() {
     let srv = TestServer::start().await;
@@ -257,9 +431,14 @@ async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeo
 async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     let srv = TestServer::start().await;
     prepare(&srv).await;
-    // Every connection of a --client-io=uring run is read through io_uring; the reactor's are not.
+    // Every connection of a --client-io=uring run is read through io_uring, of a direct run
+    // (the default) written and read by spindle; the reactor's are not.
     for (io, note) in [
         (ClientIo::Uring, "replies received through io_uring on "),
+        (
+            ClientIo::Direct,
+            "statements sent and replies read by spindle on ",
+        ),
         (ClientIo::Reactor, "writable wake-ups dropped on "),
     ] {
         let mut c = config(&srv);
@@ -275,15 +454,22 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     }
     // A server that stops answering: every statement in flight times out (2013), reconnecting
     // finds no answer either, and the run ends with the error and the work done before.
-    let mut c = config(&srv);
+    for io in [ClientIo::Uring, ClientIo::Direct] {
+        stopped_server_ends_the_run(&srv, io).await;
+    }
+}
+
+async fn stopped_server_ends_the_run(srv: &TestServer, io: ClientIo) {
+    let mut c = config(srv);
+    c.client_io = io;
     c.time_s = 120;
     c.connection.read_timeout_s = 2.0;
     c.reconnect_timeout_s = 2.0;
     let started = Instant::now();
     let run = tokio::task::spawn_blocking(move || oltp::run(&c, &Controller::new(), &Silent));
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let stopped = Stopped(&srv);
-    signal_server(&srv, libc::SIGSTOP);
+    let stopped = Stopped(srv);
+    signal_server(srv, libc::SIGSTOP);
     let r = tokio::time::timeout(Duration::from_secs(90), run)
         .await
         .expect("the run did not end: the read timeout did not fire")
@@ -300,17 +486,27 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
         panic!("not OLTP counters")
     };
     assert!(counters.errors_by_code.contains_key("2013"), "{counters:?}");
-    assert!(r.events > 0, "the work before the stop is kept");
-    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+    assert!(r.events > 0, "{io:?}: the work before the stop is kept");
+    assert!(
+        took < Duration::from_secs(30),
+        "{io:?}: the run took {took:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_waiting_in_io_uring_stops_and_aborts_in_time() {
+async fn a_run_waiting_in_io_uring_or_recv_stops_and_aborts_in_time() {
     let srv = TestServer::start().await;
     prepare(&srv).await;
+    for io in [ClientIo::Uring, ClientIo::Direct] {
+        stops_and_aborts_in_time(&srv, io).await;
+    }
+}
+
+async fn stops_and_aborts_in_time(srv: &TestServer, io: ClientIo) {
     // Stop: every connection finishes the query in flight and the run ends at once.
     let controller = Controller::new();
-    let mut c = config(&srv);
+    let mut c = config(srv);
+    c.client_io = io;
     c.time_s = 60;
     let ctl = controller.clone();
     let run = tokio::task::spawn_blocking(move || oltp::run(&c, &ctl, &Silent));
@@ -328,14 +524,15 @@ async fn a_run_waiting_in_io_uring_stops_and_aborts_in_time() {
     // Abort while every connection waits for a server that does not answer: the run gives up
     // on them after its grace period, long before their read timeout.
     let controller = Controller::new();
-    let mut c = config(&srv);
+    let mut c = config(srv);
+    c.client_io = io;
     c.time_s = 60;
     c.connection.read_timeout_s = 30.0;
     let ctl = controller.clone();
     let run = tokio::task::spawn_blocking(move || oltp::run(&c, &ctl, &Silent));
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let stopped = Stopped(&srv);
-    signal_server(&srv, libc::SIGSTOP);
+    let stopped = Stopped(srv);
+    signal_server(srv, libc::SIGSTOP);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let asked = Instant::now();
     controller.abort();
@@ -351,5 +548,5 @@ async fn a_run_waiting_in_io_uring_stops_and_aborts_in_time() {
     );
     drop(stopped);
     let err = r.error.expect("an aborted run says so");
-    assert!(err.contains("aborted"), "{err}");
+    assert!(err.contains("aborted"), "{io:?}: {err}");
 }

@@ -162,10 +162,12 @@ pub struct OltpArgs {
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
-    /// How the run's connections wait for replies, for A/B measurements: reactor (tokio's
-    /// epoll, the default), uring (a thread's only connection is read through io_uring, the
-    /// request sent in the same system call) or uring-send (the request by its own send).
-    #[arg(long, hide = true, value_name = "reactor|uring|uring-send")]
+    /// How the run's connections send statements and wait for replies, for A/B measurements:
+    /// direct (the default: a thread's only connection is written and read by spindle's own
+    /// protocol code), reactor (mysql_async on tokio's epoll), uring (a thread's only
+    /// connection is read through io_uring, the request sent in the same system call) or
+    /// uring-send (the request by its own send).
+    #[arg(long, hide = true, value_name = "direct|reactor|uring|uring-send")]
     pub client_io: Option<String>,
     /// OS threads driving the connections (0 = one per connection).
     #[arg(long, default_value_t = 0)]

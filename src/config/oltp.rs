@@ -156,7 +156,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         load_data: true,
         skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
-        client_io: crate::db::ClientIo::from_flag(args.client_io.as_deref())?,
+        client_io: crate::db::ClientIo::from_oltp_flag(args.client_io.as_deref())?,
     };
     cfg.validate()?;
     Ok(cfg)
@@ -225,7 +225,7 @@ mod tests {
     }
 
     #[test]
-    fn the_command_line_client_io_defaults_to_the_reactor() {
+    fn the_command_line_client_io_defaults_to_direct() {
         use clap::Parser as _;
         let args = |extra: &[&str]| {
             let mut v = vec!["spindle", "oltp", "read_write", "run"];
@@ -236,13 +236,17 @@ mod tests {
             }
         };
         let io = |a: &OltpArgs| config_from_args(a, Workload::ReadWrite).map(|c| c.client_io);
-        assert_eq!(io(&args(&[])).unwrap(), crate::db::ClientIo::Reactor);
+        assert_eq!(io(&args(&[])).unwrap(), crate::db::ClientIo::Direct);
+        assert_eq!(
+            io(&args(&["--client-io=reactor"])).unwrap(),
+            crate::db::ClientIo::Reactor
+        );
         assert_eq!(
             io(&args(&["--client-io=uring"])).unwrap(),
             crate::db::ClientIo::Uring
         );
         let e = io(&args(&["--client-io=epoll"])).unwrap_err().to_string();
-        assert!(e.contains("--client-io epoll: use reactor"), "{e}");
+        assert!(e.contains("--client-io epoll: use direct, reactor"), "{e}");
     }
 
     #[test]

@@ -165,7 +165,7 @@ pub fn config_from_args(
         client_threads: args.client_threads,
         skip_write_wakeups: !args.keep_write_wakeups,
         statements,
-        client_io: crate::db::ClientIo::from_flag(args.client_io.as_deref())?,
+        client_io: crate::db::ClientIo::from_tpcc_flag(args.client_io.as_deref())?,
     };
     if warehouses > u32::MAX as u64 {
         return Err(crate::tpcc::TpccError::Warehouses(warehouses).into());

@@ -118,8 +118,9 @@ pub(crate) trait Sessions: Send + Sync + Sized + 'static {
         conn: mysql_async::Conn,
         plan: &Self::Plan,
     ) -> impl Future<Output = Result<Self::Session, String>>;
-    /// The session's connection.
-    fn conn(session: &mut Self::Session) -> &mut mysql_async::Conn;
+    /// Applies the thread's way of waiting (`io.apply`) to the session's connection, and
+    /// keeps the [`super::Wire`] it gives if the engine's measured loop can use one.
+    fn use_io(session: &mut Self::Session, io: &ThreadIo, stats: &IoStats);
     /// Runs one session to its end.
     fn run(
         self: Arc<Self>,
@@ -330,7 +331,7 @@ fn sessions_ready<S: Sessions>(
 ) {
     if let Ok(v) = sessions {
         for s in v.iter_mut() {
-            io.apply(S::conn(s), stats);
+            S::use_io(s, io, stats);
         }
     }
     let _ = ready_tx.send(sessions.as_ref().err().cloned());

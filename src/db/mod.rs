@@ -2,14 +2,16 @@
 //! (`--mysql-*`), connecting with errors that name what to fix, classifying errors (ignorable,
 //! connection lost, fatal), the client threads of a run (`clients`: spawn, connect and prepare,
 //! the ready handshake, join) and how the benchmark loops' connections wait for replies
-//! (`sockets`, `uring`).
+//! (`sockets`, `uring`, `wire`).
 
 pub(crate) mod clients;
 mod conn;
 pub mod sockets;
 mod uring;
+pub mod wire;
 
 pub use conn::{
     classify, describe_error, insert_batch_limit, ConnectionConfig, ErrorClass, IgnoreErrors,
 };
 pub use sockets::{ClientIo, IoStats};
+pub use wire::{Param, Wire};

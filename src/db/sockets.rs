@@ -1,6 +1,11 @@
 //! How the measured loop's connections wait for replies, and the client threads' runtime
 //! (the threads themselves: [`super::clients`]).
 //!
+//! * **Direct** (`ClientIo::Direct`, OLTP's default, for a client thread that drives one
+//!   connection): after connecting and preparing, the socket leaves tokio's reactor and the
+//!   measured statements are written and read by spindle's own protocol code
+//!   ([`super::wire`]): one send, one `epoll_wait` and one receive per statement, and about a
+//!   third of the client's user time per query of the paths below (BENCHMARKS.md).
 //! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
 //!   drives one connection): after connecting and preparing, the connection's socket leaves tokio's
 //!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
@@ -8,8 +13,8 @@
 //!   (sysbench's blocking client does one send and one receive). The thread sleeps in the kernel while its
 //!   one query is in flight; nothing else runs on it. A reply that does not come within the
 //!   connection's read timeout is a lost connection (2013).
-//! * **The reactor without write wake-ups** (`ClientIo::Reactor`, the default; threads with
-//!   several connections, or where io_uring is unavailable): tokio registers every socket for readable AND writable
+//! * **The reactor without write wake-ups** (`ClientIo::Reactor`, TPC-C's default; threads
+//!   with several connections, or where the others are unavailable): tokio registers every socket for readable AND writable
 //!   events (edge-triggered). On a unix stream socket the kernel signals EPOLLOUT each time the
 //!   peer *reads* (unix_write_space has no "was full" check, unlike TCP), so every query woke the
 //!   client thread twice: once when the server read the request (useless), once when the reply
@@ -25,9 +30,11 @@
 //! Tried and dropped: a blocking `read(2)` past the reactor (write + read per query). On a unix
 //! socket a reader sleeping in `recv` is also woken when the server consumes the request (see
 //! [`super::uring`]), so it cost more CPU per query than epoll: 0.89-0.90x the queries per
-//! second and 1.10-1.18x the client CPU per query in interleaved runs.
+//! second and 1.10-1.18x the client CPU per query in interleaved runs. The same held for the
+//! direct path ([`super::wire`]), which therefore waits in an epoll instance of its own.
 
 use super::conn::ConnectionConfig;
+use super::wire::Wire;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -46,9 +53,14 @@ pub enum ClientIo {
     /// The same with the request sent by its own `send(2)` (two system calls per statement).
     UringSend,
     /// tokio's reactor for every connection (epoll_wait + recv per reply), writable wake-ups
-    /// dropped. The default: the least client CPU per query measured.
+    /// dropped. TPC-C's default.
     #[default]
     Reactor,
+    /// OLTP's default: a client thread with one connection writes and reads the measured
+    /// loop's statements itself on the socket made blocking ([`super::wire`]): one send and one
+    /// receive per statement, as sysbench's client. Threads with several connections, and
+    /// TPC-C (whose statements return values), use the reactor.
+    Direct,
 }
 
 impl ClientIo {
@@ -57,13 +69,25 @@ impl ClientIo {
         ClientIo::Reactor
     }
 
-    /// The hidden `--client-io` flag: the default ([`ClientIo::Reactor`]) when not given.
-    pub fn from_flag(flag: Option<&str>) -> anyhow::Result<Self> {
+    /// OLTP's hidden `--client-io` flag: [`ClientIo::Direct`] when not given.
+    pub fn from_oltp_flag(flag: Option<&str>) -> anyhow::Result<Self> {
         match flag {
-            None => Ok(ClientIo::default()),
+            None => Ok(ClientIo::Direct),
             Some(s) => Self::parse(s).ok_or_else(|| {
-                anyhow::anyhow!("--client-io {s}: use reactor, uring or uring-send")
+                anyhow::anyhow!("--client-io {s}: use direct, reactor, uring or uring-send")
             }),
+        }
+    }
+
+    /// TPC-C's hidden `--client-io` flag: [`ClientIo::Reactor`] when not given; `direct` is
+    /// OLTP's only (TPC-C reads the values its statements return).
+    pub fn from_tpcc_flag(flag: Option<&str>) -> anyhow::Result<Self> {
+        match flag.map(|s| (s, Self::parse(s))) {
+            None => Ok(ClientIo::Reactor),
+            Some((_, Some(io))) if io != ClientIo::Direct => Ok(io),
+            Some((s, _)) => Err(anyhow::anyhow!(
+                "--client-io {s}: TPC-C uses reactor, uring or uring-send"
+            )),
         }
     }
 
@@ -72,6 +96,7 @@ impl ClientIo {
             "uring" | "io_uring" => Some(ClientIo::Uring),
             "uring-send" => Some(ClientIo::UringSend),
             "reactor" => Some(ClientIo::Reactor),
+            "direct" => Some(ClientIo::Direct),
             _ => None,
         }
     }
@@ -84,6 +109,8 @@ pub struct IoStats {
     /// the receive.
     uring: AtomicU64,
     linked: AtomicU64,
+    /// Connections whose measured statements spindle wrote and read itself ([`super::wire`]).
+    direct: AtomicU64,
     /// Sockets whose writable wake-ups were dropped.
     tuned: AtomicU64,
     /// Why a connection meant for io_uring used the reactor (the first reason seen).
@@ -106,15 +133,20 @@ impl IoStats {
                 }
             ));
         }
+        let direct = self.direct.load(Relaxed);
+        if direct > 0 {
+            notes.push(format!(
+                "statements sent and replies read by spindle on {direct} blocking connections \
+                 (one send, one wait and one receive per statement)"
+            ));
+        }
         if let Some(why) = self
             .fallback
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
         {
-            notes.push(format!(
-                "io_uring not used: {why}; replies awaited through epoll"
-            ));
+            notes.push(format!("{why}; replies awaited through epoll"));
         }
         let tuned = self.tuned.load(Relaxed);
         if tuned > 0 {
@@ -138,26 +170,44 @@ pub(crate) struct ThreadIo {
     /// Read through io_uring with this read timeout (the thread drives one connection), and
     /// whether requests go out linked to the receive.
     uring: Option<(Duration, bool)>,
+    /// Write and read the measured statements on a blocking socket, with this read timeout
+    /// (the thread drives one connection).
+    direct: Option<Duration>,
     /// The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
     polls: Vec<i32>,
 }
 
 impl ThreadIo {
     /// Applies the thread's way of waiting to `conn` (connected and prepared) and counts it.
-    pub(crate) fn apply(&self, conn: &mut mysql_async::Conn, stats: &IoStats) {
+    /// The [`Wire`] the measured loop is to use for its statements, in `ClientIo::Direct`.
+    pub(crate) fn apply(&self, conn: &mut mysql_async::Conn, stats: &IoStats) -> Option<Wire> {
+        if let Some(timeout) = self.direct {
+            match super::wire::attach(conn, timeout) {
+                Ok(Some(wire)) => {
+                    stats.direct.fetch_add(1, Relaxed);
+                    return Some(wire);
+                }
+                Ok(None) => stats.fell_back("direct I/O not used: not a plain socket".into()),
+                Err(e) => {
+                    stats.fell_back(format!("direct I/O not used: {e}"));
+                    return None;
+                }
+            }
+        }
         if let Some((timeout, link)) = self.uring {
             match read_through_io_uring(conn, timeout, link) {
                 Ok(Some(linked)) => {
                     stats.uring.fetch_add(1, Relaxed);
                     stats.linked.fetch_add(u64::from(linked), Relaxed);
-                    return;
+                    return None;
                 }
-                Ok(None) => stats.fell_back("the connection is not a plain socket".into()),
-                Err(e) => stats.fell_back(e.to_string()),
+                Ok(None) => stats.fell_back("io_uring not used: not a plain socket".into()),
+                Err(e) => stats.fell_back(format!("io_uring not used: {e}")),
             }
         }
         let n = drop_write_interest(&self.polls);
         stats.tuned.fetch_add(n as u64, Relaxed);
+        None
     }
 }
 
@@ -233,8 +283,10 @@ pub(crate) fn client_runtime(
         Ok((rt, polls)) => Some((
             rt,
             ThreadIo {
-                uring: (io != ClientIo::Reactor && connections == 1)
+                uring: (matches!(io, ClientIo::Uring | ClientIo::UringSend) && connections == 1)
                     .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
+                direct: (io == ClientIo::Direct && connections == 1)
+                    .then(|| connection.read_timeout()),
                 polls: if skip_write_wakeups {
                     polls
                 } else {

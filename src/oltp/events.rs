@@ -16,7 +16,6 @@ use super::rand::{Rng, UniqueSeq, C_TEMPLATE};
 use super::workload::{ascii, push_arg, Arg, Session, Tally, Workload};
 use super::OltpConfig;
 use mysql_async::prelude::Queryable;
-use mysql_async::{Params, Value};
 use std::fmt::Write as _;
 
 /// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT is sent before it would grow past this.
@@ -104,7 +103,10 @@ impl Session {
         if self.bulk.rows == 0 {
             return Ok(());
         }
-        self.conn.query_drop(self.bulk.sql.as_str()).await?;
+        match &mut self.wire {
+            Some(w) => w.query(&self.bulk.sql)?,
+            None => self.conn.query_drop(self.bulk.sql.as_str()).await?,
+        }
         self.count(false, tally);
         self.bulk.sql.truncate(self.bulk.head);
         self.bulk.rows = 0;
@@ -141,11 +143,11 @@ impl Session {
                 values.push(rng.default(lo, hi) as i64);
             }
         }
-        if let Some(stmt) = &self.script {
-            let params = values.iter().map(|&v| Value::Int(v)).collect();
-            self.conn
-                .exec_drop_unboxed(stmt, Params::Positional(params))
-                .await?;
+        if let Some(stmt) = self.script.take() {
+            let params: Vec<Arg> = values.iter().map(|&v| Arg::Int(v)).collect();
+            let done = self.prepared(&stmt, &params).await;
+            self.script = Some(stmt);
+            done?;
         } else {
             let template = cfg
                 .workload
@@ -159,7 +161,7 @@ impl Session {
                     push_arg(&mut self.sql, &Arg::Int(v));
                 }
             }
-            self.conn.query_drop(self.sql.as_str()).await?;
+            self.send_sql().await?;
         }
         self.count(true, tally);
         Ok(())

@@ -144,7 +144,8 @@ pub struct OltpConfig {
     /// OS threads driving the connections (0 = one per connection, like sysbench); each runs a
     /// single-threaded tokio runtime with its share of the connections.
     pub client_threads: u32,
-    /// run: how a connection waits for replies (io_uring when its thread drives only it; see
+    /// run: how the measured statements are sent and their replies awaited (`direct`, the
+    /// default: spindle's own protocol code when a thread drives one connection; see
     /// `db::sockets`).
     #[serde(default = "ClientIo::before_uring")]
     pub client_io: ClientIo,
@@ -189,7 +190,7 @@ impl Default for OltpConfig {
             load_data: true,
             skip_write_wakeups: true,
             client_threads: 0,
-            client_io: ClientIo::default(),
+            client_io: ClientIo::Direct,
         }
     }
 }

@@ -197,8 +197,8 @@ impl Sessions for Shared {
         })
     }
 
-    fn conn(session: &mut Session) -> &mut mysql_async::Conn {
-        &mut session.conn
+    fn use_io(session: &mut Session, io: &ThreadIo, stats: &crate::db::IoStats) {
+        session.wire = io.apply(&mut session.conn, stats);
     }
 
     fn run(
@@ -376,7 +376,7 @@ async fn lost(
             // A bulk INSERT in the making goes on on the new connection.
             s.bulk = std::mem::take(&mut session.bulk);
             *session = *s;
-            io.apply(&mut session.conn, &shared.run.io_stats);
+            session.wire = io.apply(&mut session.conn, &shared.run.io_stats);
             live.reconnects.fetch_add(1, Relaxed);
             true
         }

@@ -93,15 +93,14 @@ pub(crate) struct Tally {
 }
 
 /// A parameter of one statement.
-#[derive(Clone, Copy)]
-pub(super) enum Arg<'a> {
-    Int(i64),
-    Str(&'a [u8]),
-}
+pub(super) use crate::db::Param as Arg;
 
 /// One benchmark connection with its prepared statements and reusable buffers.
 pub(crate) struct Session {
     pub conn: Conn,
+    /// The measured statements' own path to the server, when the client thread drives this
+    /// connection alone (`ClientIo::Direct`, `db::wire`); `None`: through mysql_async.
+    pub wire: Option<crate::db::Wire>,
     /// `[table-1][Q as usize]`, present for the prepared kinds in `--db-ps-mode=auto`.
     stmts: Vec<[Option<Statement>; NQ]>,
     begin: Option<Statement>,
@@ -147,6 +146,7 @@ impl Session {
         };
         let mut s = Session {
             conn,
+            wire: None,
             stmts: Vec::new(),
             begin: None,
             commit: None,
@@ -213,6 +213,10 @@ impl Session {
             None
         };
         match stmt {
+            Some(stmt) if self.wire.is_some() && args.len() == stmt.num_params() as usize => {
+                let id = stmt.id();
+                self.wire.as_mut().expect("checked").exec(id, args)?;
+            }
             Some(stmt) => {
                 fill_values(&mut self.values, args);
                 // Unboxed, the values borrowed: `exec_drop` awaits three boxed futures and takes
@@ -230,7 +234,7 @@ impl Session {
                         push_arg(&mut self.sql, a);
                     }
                 }
-                self.conn.query_drop(self.sql.as_str()).await?;
+                self.send_sql().await?;
             }
         }
         self.count(q.is_select(), tally);
@@ -243,16 +247,55 @@ impl Session {
         is_select: bool,
         tally: &mut Tally,
     ) -> Result<(), mysql_async::Error> {
-        self.conn.query_drop(self.sql.as_str()).await?;
+        self.send_sql().await?;
         self.count(is_select, tally);
         Ok(())
+    }
+
+    /// Runs `self.sql` as a text query, its result dropped.
+    pub(super) async fn send_sql(&mut self) -> Result<(), mysql_async::Error> {
+        match &mut self.wire {
+            Some(w) => w.query(&self.sql),
+            None => self.conn.query_drop(self.sql.as_str()).await,
+        }
+    }
+
+    /// Executes prepared `stmt` with `params`, its result dropped.
+    pub(super) async fn prepared(
+        &mut self,
+        stmt: &Statement,
+        params: &[Arg<'_>],
+    ) -> Result<(), mysql_async::Error> {
+        match &mut self.wire {
+            Some(w) if params.len() == stmt.num_params() as usize => w.exec(stmt.id(), params),
+            _ => {
+                let values = params
+                    .iter()
+                    .map(|p| match *p {
+                        Arg::Int(v) => Value::Int(v),
+                        Arg::Str(s) => Value::Bytes(s.to_vec()),
+                    })
+                    .collect();
+                self.conn
+                    .exec_drop_unboxed(stmt, Params::Positional(values))
+                    .await
+            }
+        }
+    }
+
+    /// Rows changed by the last statement.
+    fn affected_rows(&self) -> u64 {
+        match &self.wire {
+            Some(w) => w.affected_rows(),
+            None => self.conn.affected_rows(),
+        }
     }
 
     #[inline]
     pub(super) fn count(&self, is_select: bool, tally: &mut Tally) {
         if is_select {
             tally.reads += 1;
-        } else if self.conn.affected_rows() > 0 {
+        } else if self.affected_rows() > 0 {
             tally.writes += 1;
         } else {
             tally.other += 1;
@@ -274,9 +317,11 @@ impl Session {
         } else {
             (&self.commit, &self.commit_sql)
         };
-        match prepared {
-            Some(s) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
-            None => self.conn.query_drop(sql.as_str()).await?,
+        match (prepared, &mut self.wire) {
+            (Some(s), Some(w)) => w.exec(s.id(), &[])?,
+            (Some(s), None) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
+            (None, Some(w)) => w.query(sql)?,
+            (None, None) => self.conn.query_drop(sql.as_str()).await?,
         }
         self.in_trx = open;
         self.count(false, tally);
@@ -293,7 +338,10 @@ impl Session {
             } else {
                 "UNLOCK TABLES"
             };
-            self.conn.query_drop(sql).await?;
+            match &mut self.wire {
+                Some(w) => w.query(sql)?,
+                None => self.conn.query_drop(sql).await?,
+            }
         }
         Ok(())
     }

@@ -198,8 +198,9 @@ impl Sessions for Shared {
         })
     }
 
-    fn conn(session: &mut Session) -> &mut mysql_async::Conn {
-        &mut session.conn
+    fn use_io(session: &mut Session, io: &ThreadIo, stats: &crate::db::IoStats) {
+        // TPC-C reads the values its statements return: always through mysql_async.
+        let _ = io.apply(&mut session.conn, stats);
     }
 
     fn run(

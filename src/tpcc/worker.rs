@@ -229,7 +229,7 @@ async fn lost(
             Ok(conn) => match Session::new(conn, cfg.statements).await {
                 Ok(s) => {
                     *session = s;
-                    io.apply(&mut session.conn, &shared.run.io_stats);
+                    let _ = io.apply(&mut session.conn, &shared.run.io_stats);
                     if shared.in_window(Instant::now()) {
                         shared.live[idx].reconnects.fetch_add(1, Relaxed);
                     }

@@ -1,0 +1,826 @@
+//! The measured loop's statements written and read by spindle itself (`ClientIo::Direct`,
+//! OLTP's default for a client thread that drives one connection).
+//!
+//! mysql_async connects, authenticates and prepares, as for every other connection. Then the
+//! socket leaves tokio's reactor (`Conn::set_blocking_io`, a vendored patch) and is made
+//! blocking, with the read timeout as `SO_RCVTIMEO`/`SO_SNDTIMEO`. The measured loop's
+//! statements — a prepared statement's COM_STMT_EXECUTE with integer and string parameters,
+//! or a COM_QUERY — are encoded into one buffer and go out in one `send(2)`; the client waits
+//! in `epoll_wait(2)` on an epoll instance of its own that watches the socket for EPOLLIN
+//! only, and receives the reply with non-blocking `recv(2)` calls into one buffer (16 KiB of
+//! room, as libmysqlclient reads), its packets framed in place and the rows skipped. That is
+//! one send, one wait and one receive per statement (sysbench's client: a send, a receive
+//! that finds nothing, a poll and a receive), a few hundred instructions of protocol work in
+//! place of mysql_async's futures, codec and packet buffers, and one wake-up per statement.
+//!
+//! Why not wait in a blocking `recv`, one system call fewer: on a unix stream socket a reader
+//! sleeping in `recv` is also woken when the server *reads* the request (`unix_write_space`
+//! wakes every sleeper of the socket, with no event mask; see [`super::uring`]): two wake-ups
+//! per statement instead of one, measured at 2.0 context switches per query against 1.0, and
+//! 1.10-1.16x the client CPU per query of the epoll wait in interleaved pairs (BENCHMARKS.md).
+//! An epoll entry is only woken by the events it asked for.
+//!
+//! Everything else the run does on the connection (a ROLLBACK through mysql_async in tests,
+//! the drop's COM_QUIT, anything the engine did not route here) goes through mysql_async,
+//! whose reads and writes then go through [`BlockingSocket`] on the same descriptor. Each side
+//! ends every command it starts with the whole reply read, so neither finds bytes of the
+//! other's in the socket.
+//!
+//! Errors are mysql_async's: an ERR packet is `Error::Server` with the server's code, state
+//! and message (the engines retry deadlocks and lock waits as before); a closed socket, a reply
+//! that does not come within the read timeout (`TimedOut`) or a reply out of step with the
+//! protocol is `Error::Io` — a lost connection, counted as 2013, after which the engines
+//! reconnect. The first such error marks the wire broken: nothing more is sent on it.
+
+use mysql_async::{Error, IoError, ServerError};
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A parameter of one statement.
+#[derive(Clone, Copy, Debug)]
+pub enum Param<'a> {
+    Int(i64),
+    Str(&'a [u8]),
+}
+
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_EXECUTE: u8 = 0x17;
+const MYSQL_TYPE_LONGLONG: u8 = 0x08;
+const MYSQL_TYPE_VAR_STRING: u8 = 0xfd;
+const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+/// A payload of this length is continued in the next packet.
+const MAX_PAYLOAD: usize = 0xff_ffff;
+/// Room made before each receive.
+const READ_ROOM: usize = 16 * 1024;
+
+fn last_errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Makes `fd` blocking, with `timeout` for every receive and send.
+fn make_blocking(fd: RawFd, timeout: Duration) -> io::Result<()> {
+    // SAFETY: fcntl/setsockopt on a socket this process owns, with a valid timeval.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let tv = libc::timeval {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+        };
+        for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+            if libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            ) < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn timed_out(timeout: Duration) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "no reply from the server within {} s (read timeout)",
+            timeout.as_secs_f64()
+        ),
+    )
+}
+
+/// One blocking receive into `buf`: `Ok(0)` when the peer closed, `TimedOut` after the socket's
+/// receive timeout.
+fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>], timeout: Duration) -> io::Result<usize> {
+    loop {
+        // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        match last_errno() {
+            libc::EINTR => {}
+            libc::EAGAIN => return Err(timed_out(timeout)),
+            e => return Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+}
+
+/// The whole of `buf`, blocking while the socket buffer is full.
+fn send_all(fd: RawFd, mut buf: &[u8], timeout: Duration) -> io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: send(2) reads `buf.len()` bytes of `buf`.
+        let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            buf = &buf[n as usize..];
+            continue;
+        }
+        match last_errno() {
+            libc::EINTR => {}
+            libc::EAGAIN => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the server took no data for {} s (read timeout)",
+                        timeout.as_secs_f64()
+                    ),
+                ))
+            }
+            e => return Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+    Ok(())
+}
+
+/// The connection's socket as mysql_async sees it after [`attach`]: plain blocking reads and
+/// writes on the descriptor [`Wire`] shares.
+#[derive(Debug)]
+pub struct BlockingSocket {
+    fd: Arc<OwnedFd>,
+    timeout: Duration,
+}
+
+// SAFETY: `read` returns `Ok(n)` only after recv(2) wrote `n <= buf.len()` bytes into `buf`.
+unsafe impl mysql_async::BlockingIo for BlockingSocket {
+    fn read(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        recv(self.fd.as_raw_fd(), buf, self.timeout)
+    }
+
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        send_all(self.fd.as_raw_fd(), buf, self.timeout)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn shutdown(&mut self) -> io::Result<()> {
+        // SAFETY: shutdown(2) on the socket this shares.
+        if unsafe { libc::shutdown(self.fd.as_raw_fd(), libc::SHUT_WR) } == 0 {
+            return Ok(());
+        }
+        match last_errno() {
+            libc::ENOTCONN => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    fn check(&mut self) -> io::Result<()> {
+        let mut b = [0u8; 1];
+        // SAFETY: a one-byte peek into `b`.
+        let n = unsafe {
+            libc::recv(
+                self.fd.as_raw_fd(),
+                b.as_mut_ptr().cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        match n {
+            0 => Err(io::Error::new(io::ErrorKind::BrokenPipe, "broken pipe")),
+            n if n > 0 => Err(io::Error::other("stream should be empty")),
+            _ if last_errno() == libc::EAGAIN => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+}
+
+/// Takes `conn`'s socket out of tokio's reactor and makes it blocking with `timeout`;
+/// mysql_async goes on through [`BlockingSocket`], the measured loop through the returned
+/// [`Wire`]. `Ok(None)`: not a plain TCP or unix socket (TLS), nothing changed. On `Err` the
+/// connection may be closed (its next statement fails as a lost connection).
+pub fn attach(conn: &mut mysql_async::Conn, timeout: Duration) -> io::Result<Option<Wire>> {
+    let mut shared: Option<Arc<OwnedFd>> = None;
+    let mut failed: Option<io::Error> = None;
+    let moved = conn.set_blocking_io(|fd| {
+        if let Err(e) = make_blocking(fd.as_raw_fd(), timeout) {
+            failed = Some(e);
+        }
+        let fd = Arc::new(fd);
+        shared = Some(fd.clone());
+        Box::new(BlockingSocket { fd, timeout })
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(match (moved, shared) {
+        (true, Some(fd)) => Some(Wire::new(fd, timeout)),
+        _ => None,
+    })
+}
+
+/// The measured loop's side of a connection: requests encoded into one buffer and sent whole,
+/// replies framed in place and skipped.
+#[derive(Debug)]
+pub struct Wire {
+    fd: Arc<OwnedFd>,
+    timeout: Duration,
+    out: Vec<u8>,
+    /// Received bytes; `inb[pos..]` not consumed yet.
+    inb: Vec<u8>,
+    pos: usize,
+    /// The sequence number the next packet of the reply must carry.
+    seq: u8,
+    affected: u64,
+    broken: bool,
+    /// An epoll instance watching the socket for EPOLLIN only: the reply is awaited there and
+    /// received without blocking. `None` (the kernel gave no epoll instance): a blocking `recv`.
+    epoll: Option<OwnedFd>,
+    /// A request went out and nothing of its reply was received yet.
+    awaiting: bool,
+}
+
+/// The first packet of a reply: an OK, or a result set with this many column definitions to
+/// skip before its rows.
+enum Head {
+    Ok { affected: u64, status: u16 },
+    Rows(u64),
+}
+
+impl Wire {
+    fn new(fd: Arc<OwnedFd>, timeout: Duration) -> Wire {
+        let epoll = watch(&fd);
+        Wire {
+            fd,
+            timeout,
+            out: Vec::with_capacity(256),
+            inb: Vec::with_capacity(2 * READ_ROOM),
+            pos: 0,
+            seq: 0,
+            affected: 0,
+            broken: false,
+            epoll,
+            awaiting: false,
+        }
+    }
+
+    /// Waits until the socket is readable or the read timeout passed.
+    fn wait_readable(&self, ep: RawFd) -> io::Result<()> {
+        let ms = self.timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        loop {
+            // SAFETY: one event into `ev`.
+            match unsafe { libc::epoll_wait(ep, &mut ev, 1, ms) } {
+                1 => return Ok(()),
+                0 => return Err(timed_out(self.timeout)),
+                _ if last_errno() == libc::EINTR => {}
+                _ => return Err(io::Error::last_os_error()),
+            }
+        }
+    }
+
+    /// One receive into the spare room of `inb`.
+    fn receive(&mut self) -> io::Result<usize> {
+        let fd = self.fd.as_raw_fd();
+        let Some(ep) = self.epoll.as_ref().map(|e| e.as_raw_fd()) else {
+            return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
+        };
+        if std::mem::take(&mut self.awaiting) {
+            self.wait_readable(ep)?;
+        }
+        loop {
+            let buf = self.inb.spare_capacity_mut();
+            // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
+            let n =
+                unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            match last_errno() {
+                libc::EINTR => {}
+                libc::EAGAIN => self.wait_readable(ep)?,
+                e => return Err(io::Error::from_raw_os_error(e)),
+            }
+        }
+    }
+
+    /// Rows changed by the last statement (its OK packet), as `Conn::affected_rows`.
+    pub fn affected_rows(&self) -> u64 {
+        self.affected
+    }
+
+    /// Executes prepared statement `id` (`params` its `?`s, in order) and drops its result.
+    pub fn exec(&mut self, id: u32, params: &[Param<'_>]) -> Result<(), Error> {
+        let out = &mut self.out;
+        out.clear();
+        out.extend_from_slice(&[0, 0, 0, 0, COM_STMT_EXECUTE]);
+        out.extend_from_slice(&id.to_le_bytes());
+        out.push(0); // CURSOR_TYPE_NO_CURSOR
+        out.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if !params.is_empty() {
+            out.resize(out.len() + params.len().div_ceil(8), 0); // no NULLs
+            out.push(1); // types follow
+            for p in params {
+                let ty = match p {
+                    Param::Int(_) => MYSQL_TYPE_LONGLONG,
+                    Param::Str(_) => MYSQL_TYPE_VAR_STRING,
+                };
+                out.extend_from_slice(&[ty, 0]);
+            }
+            for p in params {
+                match p {
+                    Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
+                    Param::Str(s) => {
+                        put_lenenc(out, s.len() as u64);
+                        out.extend_from_slice(s);
+                    }
+                }
+            }
+        }
+        self.round_trip()
+    }
+
+    /// Runs `sql` as a text query and drops its result.
+    pub fn query(&mut self, sql: &str) -> Result<(), Error> {
+        self.out.clear();
+        self.out.extend_from_slice(&[0, 0, 0, 0, COM_QUERY]);
+        self.out.extend_from_slice(sql.as_bytes());
+        self.round_trip()
+    }
+
+    fn round_trip(&mut self) -> Result<(), Error> {
+        if self.broken {
+            return Err(lost(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the connection failed earlier",
+            )));
+        }
+        if self.pos == self.inb.len() {
+            self.inb.clear();
+            self.pos = 0;
+        }
+        let r = self.send().and_then(|()| self.reply());
+        if let Err(Error::Io(_)) = &r {
+            self.broken = true;
+        }
+        r
+    }
+
+    /// Frames `out[4..]` as packets (sequence 0, 1, …) and sends them.
+    fn send(&mut self) -> Result<(), Error> {
+        let payload = self.out.len() - 4;
+        if payload < MAX_PAYLOAD {
+            self.out[..3].copy_from_slice(&(payload as u32).to_le_bytes()[..3]);
+            self.out[3] = 0;
+            self.seq = 1;
+        } else {
+            // Longer than one packet (not a benchmark statement): split it.
+            let body = self.out.split_off(4);
+            self.out.clear();
+            let mut seq = 0u8;
+            let mut chunks = body.chunks(MAX_PAYLOAD).peekable();
+            while let Some(c) = chunks.next() {
+                self.out
+                    .extend_from_slice(&(c.len() as u32).to_le_bytes()[..3]);
+                self.out.push(seq);
+                self.out.extend_from_slice(c);
+                seq = seq.wrapping_add(1);
+                if chunks.peek().is_none() && c.len() == MAX_PAYLOAD {
+                    self.out.extend_from_slice(&[0, 0, 0, seq]);
+                    seq = seq.wrapping_add(1);
+                }
+            }
+            self.seq = seq;
+        }
+        send_all(self.fd.as_raw_fd(), &self.out, self.timeout).map_err(lost)?;
+        self.awaiting = true;
+        Ok(())
+    }
+
+    /// Reads the whole reply: every result set's rows skipped, the OK's affected rows kept, the
+    /// first ERR returned.
+    fn reply(&mut self) -> Result<(), Error> {
+        loop {
+            let status = match self.head()? {
+                Head::Ok { affected, status } => {
+                    self.affected = affected;
+                    status
+                }
+                Head::Rows(columns) => {
+                    for _ in 0..columns {
+                        self.skip_packet()?;
+                    }
+                    self.rows()?
+                }
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The packet that starts a result: OK, a column count, or ERR (returned as the error).
+    fn head(&mut self) -> Result<Head, Error> {
+        loop {
+            let (start, len) = self.packet()?;
+            let p = &self.inb[start..start + len];
+            match p.first() {
+                Some(0x00) => {
+                    let (affected, status) = ok_packet(p).ok_or_else(malformed)?;
+                    return Ok(Head::Ok { affected, status });
+                }
+                Some(0xff) => match err_packet(p) {
+                    None => continue, // a progress report
+                    Some(e) => return Err(e),
+                },
+                Some(0xfb) => {
+                    return Err(lost(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the server asked for a LOCAL INFILE file",
+                    )))
+                }
+                Some(_) => {
+                    let mut r = p;
+                    let n = lenenc(&mut r).ok_or_else(malformed)?;
+                    // MariaDB with MARIADB_CLIENT_CACHE_METADATA (mysql_async asks for it) adds
+                    // a byte: 0 when the column definitions are left out (a prepared
+                    // statement's, known to the client since the prepare).
+                    let defs = if r.first() == Some(&0) { 0 } else { n };
+                    return Ok(Head::Rows(defs));
+                }
+                None => return Err(malformed()),
+            }
+        }
+    }
+
+    /// Skips rows up to the result set's terminator (EOF, or OK with CLIENT_DEPRECATE_EOF) and
+    /// returns its status flags; an ERR in place of a row is the error. Without
+    /// CLIENT_DEPRECATE_EOF an EOF also separates the column definitions from the rows: it comes
+    /// first and is five bytes long, while a terminating OK is at least seven, so the two are
+    /// told apart without knowing the capability. A row never starts with 0xFE unless it is
+    /// 16 MiB long (a length-encoded 8-byte length in the text protocol, 0x00 in the binary).
+    fn rows(&mut self) -> Result<u16, Error> {
+        let mut first = true;
+        let mut continued = false;
+        loop {
+            let (start, len) = self.packet()?;
+            let (was_first, was_continued) = (first, continued);
+            first = false;
+            continued = len == MAX_PAYLOAD;
+            if was_continued {
+                continue;
+            }
+            let p = &self.inb[start..start + len];
+            match p.first() {
+                Some(0xfe) if len < MAX_PAYLOAD => {
+                    if len == 5 {
+                        if was_first {
+                            continue;
+                        }
+                        return Ok(u16::from_le_bytes([p[3], p[4]]));
+                    }
+                    let (_, status) = ok_packet(p).ok_or_else(malformed)?;
+                    return Ok(status);
+                }
+                Some(0xff) => match err_packet(p) {
+                    None => continue,
+                    Some(e) => return Err(e),
+                },
+                _ => {}
+            }
+        }
+    }
+
+    /// Skips one whole packet (a column definition).
+    fn skip_packet(&mut self) -> Result<(), Error> {
+        let (_, len) = self.packet()?;
+        if len == MAX_PAYLOAD {
+            return self.skip_packet();
+        }
+        Ok(())
+    }
+
+    /// The next packet of the reply, whole in `inb`: (payload start, payload length). Checks
+    /// its sequence number.
+    fn packet(&mut self) -> Result<(usize, usize), Error> {
+        self.fill(4)?;
+        let h = &self.inb[self.pos..self.pos + 4];
+        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+        if h[3] != self.seq {
+            return Err(lost(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "packet out of order (sequence {} where {} was due)",
+                    h[3], self.seq
+                ),
+            )));
+        }
+        self.seq = self.seq.wrapping_add(1);
+        self.fill(4 + len)?;
+        let start = self.pos + 4;
+        self.pos = start + len;
+        Ok((start, len))
+    }
+
+    /// Receives until `inb[pos..]` holds at least `need` bytes.
+    fn fill(&mut self, need: usize) -> Result<(), Error> {
+        while self.inb.len() - self.pos < need {
+            if self.pos > 0
+                && (self.pos == self.inb.len() || self.inb.capacity() - self.inb.len() < READ_ROOM)
+            {
+                self.inb.drain(..self.pos);
+                self.pos = 0;
+            }
+            let want = (need - (self.inb.len() - self.pos)).max(READ_ROOM);
+            self.inb.reserve(want);
+            let n = self.receive().map_err(lost)?;
+            if n == 0 {
+                return Err(lost(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                )));
+            }
+            // SAFETY: recv wrote `n` bytes into the spare capacity.
+            unsafe { self.inb.set_len(self.inb.len() + n) };
+        }
+        Ok(())
+    }
+}
+
+/// An epoll instance with `fd` registered for EPOLLIN (level-triggered); `None` if the kernel
+/// refuses (the reply is then awaited in `recv`).
+fn watch(fd: &OwnedFd) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: epoll_create1 returns a new descriptor this takes ownership of; epoll_ctl gets a
+    // valid event struct.
+    unsafe {
+        let ep = libc::epoll_create1(libc::EPOLL_CLOEXEC);
+        if ep < 0 {
+            return None;
+        }
+        let ep = OwnedFd::from_raw_fd(ep);
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: 0,
+        };
+        (libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev) == 0)
+            .then_some(ep)
+    }
+}
+
+fn lost(e: io::Error) -> Error {
+    Error::Io(IoError::Io(e))
+}
+
+fn malformed() -> Error {
+    lost(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a malformed packet in the server's reply",
+    ))
+}
+
+fn put_lenenc(out: &mut Vec<u8>, v: u64) {
+    match v {
+        0..=250 => out.push(v as u8),
+        251..=0xffff => {
+            out.push(0xfc);
+            out.extend_from_slice(&(v as u16).to_le_bytes());
+        }
+        0x1_0000..=0xff_ffff => {
+            out.push(0xfd);
+            out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
+        }
+        _ => {
+            out.push(0xfe);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// A length-encoded integer at the front of `p`, consumed.
+fn lenenc(p: &mut &[u8]) -> Option<u64> {
+    let (&first, rest) = p.split_first()?;
+    let (n, rest) = match first {
+        0..=250 => return Some(u64::from(first)).inspect(|_| *p = rest),
+        0xfc => (2, rest),
+        0xfd => (3, rest),
+        0xfe => (8, rest),
+        _ => return None,
+    };
+    let bytes = rest.get(..n)?;
+    let mut v = [0u8; 8];
+    v[..n].copy_from_slice(bytes);
+    *p = &rest[n..];
+    Some(u64::from_le_bytes(v))
+}
+
+/// (affected rows, status flags) of an OK packet (header 0x00, or 0xFE ending a result set).
+fn ok_packet(p: &[u8]) -> Option<(u64, u16)> {
+    let mut r = p.get(1..)?;
+    let affected = lenenc(&mut r)?;
+    lenenc(&mut r)?; // last insert id
+    let status = r.get(..2)?;
+    Some((affected, u16::from_le_bytes([status[0], status[1]])))
+}
+
+/// An ERR packet as mysql_async's error; `None` for a MariaDB progress report (code 0xFFFF).
+fn err_packet(p: &[u8]) -> Option<Error> {
+    let code = match p.get(1..3) {
+        Some(c) => u16::from_le_bytes([c[0], c[1]]),
+        None => return Some(malformed()),
+    };
+    if code == 0xffff {
+        return None;
+    }
+    let rest = &p[3..];
+    let (state, message) = match rest.split_first() {
+        Some((b'#', r)) if r.len() >= 5 => (&r[..5], &r[5..]),
+        _ => (&b"HY000"[..], rest),
+    };
+    Some(Error::Server(ServerError {
+        code,
+        message: String::from_utf8_lossy(message).into_owned(),
+        state: String::from_utf8_lossy(state).into_owned(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    /// A wire on one end of a socket pair; the test plays the server on the other.
+    fn pair() -> (Wire, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        let fd = Arc::new(OwnedFd::from(a));
+        make_blocking(fd.as_raw_fd(), Duration::from_secs(5)).unwrap();
+        (Wire::new(fd, Duration::from_secs(5)), b)
+    }
+
+    /// Packets with sequence numbers from 1, as a server's reply.
+    fn reply(payloads: &[&[u8]]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for (i, p) in payloads.iter().enumerate() {
+            v.extend_from_slice(&(p.len() as u32).to_le_bytes()[..3]);
+            v.push(i as u8 + 1);
+            v.extend_from_slice(p);
+        }
+        v
+    }
+
+    fn request(server: &mut UnixStream) -> Vec<u8> {
+        let mut h = [0u8; 4];
+        server.read_exact(&mut h).unwrap();
+        assert_eq!(h[3], 0, "a request starts at sequence 0");
+        let mut body = vec![0u8; u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize];
+        server.read_exact(&mut body).unwrap();
+        body
+    }
+
+    const OK_3_ROWS: &[u8] = &[0x00, 3, 0, 0x02, 0, 0, 0];
+    const EOF: &[u8] = &[0xfe, 0, 0, 0x02, 0];
+    const EOF_MORE: &[u8] = &[0xfe, 0, 0, 0x0a, 0];
+    const DEPRECATE_EOF_OK: &[u8] = &[0xfe, 0, 0, 0x02, 0, 0, 0];
+
+    #[test]
+    fn encodes_a_statement_execute_as_mysql_common_does() {
+        let (mut w, mut srv) = pair();
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
+        assert_eq!(w.affected_rows(), 3);
+        let mut want = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x08, 0, 0xfd, 0];
+        want.extend_from_slice(&(-2i64).to_le_bytes());
+        want.extend_from_slice(&[2, b'a', b'b']);
+        assert_eq!(request(&mut srv), want);
+        // Without parameters: no NULL bitmap and no types.
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        w.exec(9, &[]).unwrap();
+        assert_eq!(request(&mut srv), vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn skips_rows_with_and_without_deprecate_eof_and_follows_more_results() {
+        let (mut w, mut srv) = pair();
+        let col: &[u8] = &[
+            3, b'd', b'e', b'f', 0, 0, 0, 1, b'c', 0, 0x0c, 8, 0, 0, 0, 0, 0xfd,
+        ];
+        let row: &[u8] = &[1, b'x'];
+        // Old protocol: columns, EOF, rows, EOF (more results), then an OK; no rows at all in
+        // a second set (EOF right after EOF).
+        let old = reply(&[
+            &[1],
+            col,
+            EOF,
+            row,
+            row,
+            EOF_MORE,
+            &[1],
+            col,
+            EOF,
+            EOF_MORE,
+            OK_3_ROWS,
+        ]);
+        srv.write_all(&old).unwrap();
+        w.query("CALL p()").unwrap();
+        assert_eq!(request(&mut srv), b"\x03CALL p()".to_vec());
+        assert_eq!(w.affected_rows(), 3);
+        // CLIENT_DEPRECATE_EOF: columns, rows, an OK-shaped 0xFE terminator; and none.
+        srv.write_all(&reply(&[&[1], col, row, DEPRECATE_EOF_OK]))
+            .unwrap();
+        w.query("SELECT c").unwrap();
+        srv.write_all(&reply(&[&[1], col, DEPRECATE_EOF_OK]))
+            .unwrap();
+        w.query("SELECT c").unwrap();
+        // MariaDB's cached metadata: a column count with "metadata follows" 0, no definitions.
+        srv.write_all(&reply(&[&[2, 0], row, DEPRECATE_EOF_OK]))
+            .unwrap();
+        w.exec(4, &[]).unwrap();
+        srv.write_all(&reply(&[&[1, 1], col, row, DEPRECATE_EOF_OK]))
+            .unwrap();
+        w.exec(4, &[]).unwrap();
+        // The socket is in step: the next reply is read whole.
+        srv.write_all(&reply(&[&[0, 1, 0, 2, 0, 0, 0]])).unwrap();
+        w.query("UPDATE").unwrap();
+        assert_eq!(w.affected_rows(), 1);
+    }
+
+    #[test]
+    fn an_err_packet_is_the_servers_error_and_the_connection_goes_on() {
+        let (mut w, mut srv) = pair();
+        let mut err = vec![0xff, 0xbd, 0x04, b'#'];
+        err.extend_from_slice(b"40001Deadlock found");
+        // A progress report (code 0xFFFF) first is skipped.
+        let progress: &[u8] = &[0xff, 0xff, 0xff, 1, 1, 0, 0, 0];
+        srv.write_all(&reply(&[progress, &err])).unwrap();
+        let e = w.exec(1, &[Param::Int(1)]).unwrap_err();
+        match e {
+            Error::Server(s) => {
+                assert_eq!((s.code, s.state.as_str()), (1213, "40001"));
+                assert_eq!(s.message, "Deadlock found");
+            }
+            other => panic!("{other:?}"),
+        }
+        // An error in place of a row ends the result too.
+        let col: &[u8] = &[3, b'd', b'e', b'f'];
+        srv.write_all(&reply(&[&[1], col, &[1, b'x'], &err]))
+            .unwrap();
+        assert!(matches!(w.query("SELECT"), Err(Error::Server(_))));
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        w.query("ROLLBACK").unwrap();
+    }
+
+    #[test]
+    fn a_reply_out_of_step_or_cut_short_is_a_lost_connection_and_the_socket_is_done() {
+        let (mut w, mut srv) = pair();
+        // Sequence 2 where 1 was due.
+        srv.write_all(&[7, 0, 0, 2]).unwrap();
+        srv.write_all(OK_3_ROWS).unwrap();
+        let e = w.query("SELECT 1").unwrap_err();
+        assert!(e.to_string().contains("out of order"), "{e}");
+        let e = w.query("SELECT 1").unwrap_err();
+        assert!(e.to_string().contains("failed earlier"), "{e}");
+        // The server closes mid-reply.
+        let (mut w, mut srv) = pair();
+        srv.write_all(&reply(&[&[1]])).unwrap();
+        drop(srv);
+        let e = w.query("SELECT 1").unwrap_err();
+        assert!(matches!(e, Error::Io(_)), "{e}");
+    }
+
+    #[test]
+    fn a_missing_reply_times_out_and_large_rows_are_skipped() {
+        let (a, srv) = UnixStream::pair().unwrap();
+        let fd = Arc::new(OwnedFd::from(a));
+        make_blocking(fd.as_raw_fd(), Duration::from_millis(300)).unwrap();
+        let mut w = Wire::new(fd, Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let e = w.query("SELECT SLEEP(9)").unwrap_err();
+        assert!(e.to_string().contains("read timeout"), "{e}");
+        assert!(started.elapsed() >= Duration::from_millis(250));
+        // A row of 16 MiB + 10 bytes: two packets, the first of the maximal length.
+        let (mut w, srv2) = pair();
+        drop(srv);
+        let mut srv = srv2;
+        let col: &[u8] = &[3, b'd', b'e', b'f'];
+        let big = vec![b'x'; MAX_PAYLOAD];
+        let mut bytes = reply(&[&[1], col]);
+        bytes.extend_from_slice(&[0xff, 0xff, 0xff, 3]);
+        bytes.extend_from_slice(&big);
+        bytes.extend_from_slice(&[10, 0, 0, 4]);
+        bytes.extend_from_slice(&[0xfe; 10]); // continuation bytes that look like a terminator
+        bytes.extend_from_slice(&[7, 0, 0, 5]);
+        bytes.extend_from_slice(DEPRECATE_EOF_OK);
+        let writer = std::thread::spawn(move || {
+            srv.write_all(&bytes).unwrap();
+            srv
+        });
+        w.query("SELECT big").unwrap();
+        let mut srv = writer.join().unwrap();
+        let _ = request(&mut srv);
+        // Nothing of that reply is left: the next one is read in step.
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        w.query("DELETE").unwrap();
+        assert_eq!(w.affected_rows(), 3);
+    }
+}
