@@ -9,12 +9,12 @@
 
 mod common;
 
-use common::{free_tcp_port, TestServer};
+use common::{diagnostics_say, free_tcp_port, TestServer};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Value};
 use spindle::db::sockets::read_through_io_uring;
 use spindle::db::{classify, wire, ErrorClass, IgnoreErrors, Param};
-use spindle::engine::{Controller, Counters, Measurement, Silent};
+use spindle::engine::{Controller, Counters, Silent};
 use spindle::oltp::{self, ClientIo, OltpConfig, Workload};
 use spindle::provision::mysqld;
 use std::time::{Duration, Instant};
@@ -28,21 +28,10 @@ fn config(srv: &TestServer) -> OltpConfig {
         time_s: 0,
         events: 0,
         connection: srv.connection(),
-        // the io_uring path is what this file tests (the default is the reactor)
+        // the io_uring path is what most of this file tests (OLTP's default is direct)
         client_io: ClientIo::Uring,
         ..Default::default()
     }
-}
-
-fn diagnostics_say(r: &Measurement, prefix: &str) -> u64 {
-    r.diagnostics
-        .iter()
-        .find_map(|n| {
-            n.strip_prefix(prefix)
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or_else(|| panic!("no diagnostic starting {prefix:?} in {:?}", r.diagnostics))
 }
 
 fn signal_server(srv: &TestServer, sig: i32) {
@@ -78,6 +67,19 @@ fn signal_server(srv: &TestServer, sig: i32) {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// `e` is the read timeout of 1.5 s firing: a lost connection (2013) after about that long.
+fn assert_cut_off_by_the_read_timeout(e: &mysql_async::Error, waited: Duration) {
+    assert!(e.to_string().contains("read timeout"), "{e}");
+    assert_eq!(
+        classify(e, &IgnoreErrors::default()),
+        ErrorClass::Lost(2013)
+    );
+    assert!(
+        waited >= Duration::from_millis(1400) && waited < Duration::from_secs(10),
+        "answered after {waited:?}"
+    );
 }
 
 /// Sends SIGCONT to a stopped test server when dropped (a failing test must not leave it
@@ -203,13 +205,7 @@ async fn aborted_clients(srv: &TestServer) -> u64 {
 async fn the_protocol_stays_in_step_through_io_uring_over_socket_and_tcp() {
     let port = free_tcp_port();
     let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
-    let tcp = mysql_async::OptsBuilder::default()
-        .ip_or_hostname("127.0.0.1")
-        .tcp_port(port)
-        .user(Some(srv.client.user.clone()))
-        .pass(Some(srv.client.password.clone()))
-        .db_name(Some(srv.client.database.clone()))
-        .into();
+    let tcp = srv.tcp_opts(port);
     let endpoints = [("unix socket", srv.opts()), ("TCP", tcp)];
     for ((what, opts), link) in endpoints.iter().flat_map(|e| [(e, true), (e, false)]) {
         let what = format!("{what}, requests linked: {link}");
@@ -320,13 +316,7 @@ async fn wire_exchanges(conn: &mut Conn, w: &mut wire::Wire, what: &str) {
 async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
     let port = free_tcp_port();
     let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
-    let tcp = mysql_async::OptsBuilder::default()
-        .ip_or_hostname("127.0.0.1")
-        .tcp_port(port)
-        .user(Some(srv.client.user.clone()))
-        .pass(Some(srv.client.password.clone()))
-        .db_name(Some(srv.client.database.clone()))
-        .into();
+    let tcp = srv.tcp_opts(port);
     for (what, opts) in [("unix socket", srv.opts()), ("TCP", tcp)] {
         let mut conn = Conn::new(opts.clone()).await.unwrap();
         let mut w = wire::attach(&mut conn, Duration::from_secs(30))
@@ -364,15 +354,7 @@ async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_r
     let e = w.query("SELECT 1").unwrap_err();
     let waited = started.elapsed();
     drop(stopped);
-    assert!(e.to_string().contains("read timeout"), "{e}");
-    assert_eq!(
-        classify(&e, &IgnoreErrors::default()),
-        ErrorClass::Lost(2013)
-    );
-    assert!(
-        waited >= Duration::from_millis(1400) && waited < Duration::from_secs(10),
-        "answered after {waited:?}"
-    );
+    assert_cut_off_by_the_read_timeout(&e, waited);
     let again = w.query("SELECT 1").unwrap_err();
     assert!(matches!(
         classify(&again, &IgnoreErrors::default()),
@@ -401,15 +383,7 @@ async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeo
     let e = conn.query_drop("SELECT 1").await.unwrap_err();
     let waited = started.elapsed();
     drop(stopped);
-    assert!(e.to_string().contains("read timeout"), "{e}");
-    assert_eq!(
-        classify(&e, &IgnoreErrors::default()),
-        ErrorClass::Lost(2013)
-    );
-    assert!(
-        waited >= Duration::from_millis(1400) && waited < Duration::from_secs(10),
-        "answered after {waited:?}"
-    );
+    assert_cut_off_by_the_read_timeout(&e, waited);
     // The connection is closed now, as after any I/O error.
     let again = conn.query_drop("SELECT 1").await.unwrap_err();
     assert!(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::TestServer;
+use common::{diagnostics_say, TestServer};
 use spindle::engine::{Controller, Observer, Silent};
 use spindle::engine::{Counters, Measurement, OltpCounters};
 use spindle::model::BenchResult;
@@ -216,18 +216,8 @@ async fn prepare_schema_statement_mixes_ignored_errors_and_cleanup() {
     // The one connection's statements went the direct way (db::wire, the default), and with
     // the reactor its writable wake-ups really were dropped (db::sockets; once a tuning there
     // silently did nothing).
-    let said = |r: &Measurement, prefix: &str| -> u64 {
-        r.diagnostics
-            .iter()
-            .find_map(|n| {
-                n.strip_prefix(prefix)
-                    .and_then(|rest| rest.split(' ').next())
-                    .and_then(|v| v.parse().ok())
-            })
-            .unwrap_or_else(|| panic!("no {prefix:?} diagnostic in {:?}", r.diagnostics))
-    };
     assert_eq!(
-        said(&r, "statements sent and replies read by spindle on "),
+        diagnostics_say(&r, "statements sent and replies read by spindle on "),
         1,
         "one connection: {:?}",
         r.diagnostics
@@ -236,7 +226,7 @@ async fn prepare_schema_statement_mixes_ignored_errors_and_cleanup() {
     reactor.client_io = spindle::db::ClientIo::Reactor;
     let rr = run_blocking(reactor).await.unwrap();
     assert_eq!(
-        said(&rr, "writable wake-ups dropped on "),
+        diagnostics_say(&rr, "writable wake-ups dropped on "),
         1,
         "one connection: {:?}",
         rr.diagnostics

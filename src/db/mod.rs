@@ -2,8 +2,9 @@
 //! (`--mysql-*`), connecting with errors that name what to fix, classifying errors (ignorable,
 //! connection lost, fatal), the client threads of a run (`clients`: spawn, connect and prepare,
 //! the ready handshake, join) and how the benchmark loops' connections wait for replies
-//! (`sockets`, `uring`, `wire`).
+//! (`sockets`, `uring`, `wire` on `blocking`).
 
+mod blocking;
 pub(crate) mod clients;
 mod conn;
 pub mod sockets;

@@ -121,9 +121,7 @@ impl Ring {
     }
 }
 
-fn last_errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
+use super::blocking::last_errno;
 
 impl UringSocket {
     /// Submits `entries` (the last one waited for, user_data [`REQUEST`]; a send linked before
@@ -343,32 +341,10 @@ unsafe impl mysql_async::BlockingIo for UringSocket {
 
     fn shutdown(&mut self) -> io::Result<()> {
         self.send_held()?;
-        // SAFETY: shutdown(2) on the socket this owns.
-        if unsafe { libc::shutdown(self.fd.as_raw_fd(), libc::SHUT_WR) } == 0 {
-            return Ok(());
-        }
-        match last_errno() {
-            libc::ENOTCONN => Ok(()),
-            e => Err(io::Error::from_raw_os_error(e)),
-        }
+        super::blocking::shutdown_write(self.fd.as_raw_fd())
     }
 
     fn check(&mut self) -> io::Result<()> {
-        let mut b = [0u8; 1];
-        // SAFETY: a one-byte peek into `b`.
-        let n = unsafe {
-            libc::recv(
-                self.fd.as_raw_fd(),
-                b.as_mut_ptr().cast(),
-                1,
-                libc::MSG_PEEK | libc::MSG_DONTWAIT,
-            )
-        };
-        match n {
-            0 => Err(io::Error::new(io::ErrorKind::BrokenPipe, "broken pipe")),
-            n if n > 0 => Err(io::Error::other("stream should be empty")),
-            _ if last_errno() == libc::EAGAIN => Ok(()),
-            _ => Err(io::Error::last_os_error()),
-        }
+        super::blocking::check_idle(self.fd.as_raw_fd())
     }
 }

@@ -109,6 +109,29 @@ impl TestServer {
             .db_name(Some(self.client.database.clone()))
             .into()
     }
+
+    /// The same login over TCP to 127.0.0.1:`port` (a server started with `tcp_port`).
+    pub fn tcp_opts(&self, port: u16) -> mysql_async::Opts {
+        mysql_async::OptsBuilder::default()
+            .ip_or_hostname("127.0.0.1")
+            .tcp_port(port)
+            .user(Some(self.client.user.clone()))
+            .pass(Some(self.client.password.clone()))
+            .db_name(Some(self.client.database.clone()))
+            .into()
+    }
+}
+
+/// The number a run's diagnostic line starting with `prefix` gives (panics when there is none).
+pub fn diagnostics_say(r: &spindle::engine::Measurement, prefix: &str) -> u64 {
+    r.diagnostics
+        .iter()
+        .find_map(|n| {
+            n.strip_prefix(prefix)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no diagnostic starting {prefix:?} in {:?}", r.diagnostics))
 }
 
 impl Drop for TestServer {
