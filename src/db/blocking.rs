@@ -56,8 +56,8 @@ pub(super) fn make_blocking(fd: RawFd, timeout: Duration) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         let tv = libc::timeval {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+            tv_sec: timeout.as_secs() as _,
+            tv_usec: timeout.subsec_micros() as _,
         };
         for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
             if libc::setsockopt(
