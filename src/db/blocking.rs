@@ -85,21 +85,30 @@ pub(super) fn timed_out(timeout: Duration) -> io::Error {
     )
 }
 
-/// One blocking receive into `buf`: `Ok(0)` when the peer closed, `TimedOut` after the socket's
-/// receive timeout.
-pub(super) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>], timeout: Duration) -> io::Result<usize> {
+/// One receive into `buf` with `flags`, retried when a signal interrupts it: `Ok(0)` when the
+/// peer closed; `EAGAIN` as the error when nothing came (`MSG_DONTWAIT`, or the socket's
+/// receive timeout).
+pub(super) fn recv_with(fd: RawFd, buf: &mut [MaybeUninit<u8>], flags: i32) -> io::Result<usize> {
     loop {
         // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
         if n >= 0 {
             return Ok(n as usize);
         }
         match last_errno() {
             libc::EINTR => {}
-            libc::EAGAIN => return Err(timed_out(timeout)),
             e => return Err(io::Error::from_raw_os_error(e)),
         }
     }
+}
+
+/// One blocking receive into `buf`: `Ok(0)` when the peer closed, `TimedOut` after the socket's
+/// receive timeout.
+pub(super) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>], timeout: Duration) -> io::Result<usize> {
+    recv_with(fd, buf, 0).map_err(|e| match e.raw_os_error() {
+        Some(libc::EAGAIN) => timed_out(timeout),
+        _ => e,
+    })
 }
 
 /// The whole of `buf`, blocking while the socket buffer is full.

@@ -57,8 +57,8 @@ pub enum ClientIo {
     #[default]
     Reactor,
     /// OLTP's default: a client thread with one connection writes and reads the measured
-    /// loop's statements itself on the socket made blocking ([`super::wire`]): one send and one
-    /// receive per statement, as sysbench's client. Threads with several connections, and
+    /// loop's statements itself on the socket made blocking ([`super::wire`]): one send, one
+    /// `epoll_wait` and one receive per statement. Threads with several connections, and
     /// TPC-C (whose statements return values), use the reactor.
     Direct,
 }

@@ -20,8 +20,8 @@
 //! 1.10-1.16x the client CPU per query of the epoll wait in interleaved pairs (BENCHMARKS.md).
 //! An epoll entry is only woken by the events it asked for.
 //!
-//! Everything else the run does on the connection (a ROLLBACK through mysql_async in tests,
-//! the drop's COM_QUIT, anything the engine did not route here) goes through mysql_async,
+//! Everything else done on the connection (the drop's COM_QUIT, anything an engine does not
+//! route here, a test's own queries) goes through mysql_async,
 //! whose reads and writes then go through [`BlockingSocket`] on the same descriptor. Each side
 //! ends every command it starts with the whole reply read, so neither finds bytes of the
 //! other's in the socket.
@@ -33,7 +33,7 @@
 //! reconnect. The first such error marks the wire broken: nothing more is sent on it.
 
 use super::blocking::{
-    last_errno, make_blocking, recv, send_all, timed_out, watch, BlockingSocket,
+    last_errno, make_blocking, recv, recv_with, send_all, timed_out, watch, BlockingSocket,
 };
 use mysql_async::{Error, IoError, ServerError};
 use std::io;
@@ -152,17 +152,9 @@ impl Wire {
             self.wait_readable(ep)?;
         }
         loop {
-            let buf = self.inb.spare_capacity_mut();
-            // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
-            let n =
-                unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            match last_errno() {
-                libc::EINTR => {}
-                libc::EAGAIN => self.wait_readable(ep)?,
-                e => return Err(io::Error::from_raw_os_error(e)),
+            match recv_with(fd, self.inb.spare_capacity_mut(), libc::MSG_DONTWAIT) {
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => self.wait_readable(ep)?,
+                done => return done,
             }
         }
     }

@@ -13,9 +13,8 @@
 //! beyond the table.
 
 use super::rand::{Rng, UniqueSeq, C_TEMPLATE};
-use super::workload::{ascii, push_arg, Arg, Session, Tally, Workload};
+use super::workload::{ascii, push_arg, run_sql, Arg, Session, Tally, Workload};
 use super::OltpConfig;
-use mysql_async::prelude::Queryable;
 use std::fmt::Write as _;
 
 /// sysbench's `BULK_PACKET_SIZE`: a multi-row INSERT is sent before it would grow past this.
@@ -103,10 +102,7 @@ impl Session {
         if self.bulk.rows == 0 {
             return Ok(());
         }
-        match &mut self.wire {
-            Some(w) => w.query(&self.bulk.sql)?,
-            None => self.conn.query_drop(self.bulk.sql.as_str()).await?,
-        }
+        run_sql(&mut self.conn, &mut self.wire, &self.bulk.sql).await?;
         self.count(false, tally);
         self.bulk.sql.truncate(self.bulk.head);
         self.bulk.rows = 0;
@@ -143,11 +139,9 @@ impl Session {
                 values.push(rng.default(lo, hi) as i64);
             }
         }
-        if let Some(stmt) = self.script.take() {
+        if self.script.is_some() {
             let params: Vec<Arg> = values.iter().map(|&v| Arg::Int(v)).collect();
-            let done = self.prepared(&stmt, &params).await;
-            self.script = Some(stmt);
-            done?;
+            self.exec_script(&params).await?;
         } else {
             let template = cfg
                 .workload

@@ -9,7 +9,7 @@ use super::bulk::Bulk;
 use super::rand::{Rng, UniqueSeq, C_TEMPLATE, PAD_TEMPLATE};
 use super::{OltpConfig, PsMode};
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Params, Statement, Value};
+use mysql_async::{Conn, Statement, Value};
 use std::fmt::Write as _;
 
 /// One kind of statement of `oltp_common.lua`.
@@ -213,15 +213,8 @@ impl Session {
             None
         };
         match stmt {
-            Some(stmt) if self.wire.is_some() && args.len() == stmt.num_params() as usize => {
-                let id = stmt.id();
-                self.wire.as_mut().expect("checked").exec(id, args)?;
-            }
             Some(stmt) => {
-                fill_values(&mut self.values, args);
-                // Unboxed, the values borrowed: `exec_drop` awaits three boxed futures and takes
-                // a `Vec` of its own per statement (vendor/README.md).
-                self.conn.exec_drop_values(stmt, &self.values).await?;
+                run_prepared(&mut self.conn, &mut self.wire, &mut self.values, stmt, args).await?
             }
             None => {
                 // Client-side "prepared statement": the same SQL with the values inlined.
@@ -254,33 +247,13 @@ impl Session {
 
     /// Runs `self.sql` as a text query, its result dropped.
     pub(super) async fn send_sql(&mut self) -> Result<(), mysql_async::Error> {
-        match &mut self.wire {
-            Some(w) => w.query(&self.sql),
-            None => self.conn.query_drop(self.sql.as_str()).await,
-        }
+        run_sql(&mut self.conn, &mut self.wire, &self.sql).await
     }
 
-    /// Executes prepared `stmt` with `params`, its result dropped.
-    pub(super) async fn prepared(
-        &mut self,
-        stmt: &Statement,
-        params: &[Arg<'_>],
-    ) -> Result<(), mysql_async::Error> {
-        match &mut self.wire {
-            Some(w) if params.len() == stmt.num_params() as usize => w.exec(stmt.id(), params),
-            _ => {
-                let values = params
-                    .iter()
-                    .map(|p| match *p {
-                        Arg::Int(v) => Value::Int(v),
-                        Arg::Str(s) => Value::Bytes(s.to_vec()),
-                    })
-                    .collect();
-                self.conn
-                    .exec_drop_unboxed(stmt, Params::Positional(values))
-                    .await
-            }
-        }
+    /// select_random_points/ranges: the prepared statement with `args`, its result dropped.
+    pub(super) async fn exec_script(&mut self, args: &[Arg<'_>]) -> Result<(), mysql_async::Error> {
+        let stmt = self.script.as_ref().expect("prepared in --db-ps-mode=auto");
+        run_prepared(&mut self.conn, &mut self.wire, &mut self.values, stmt, args).await
     }
 
     /// Rows changed by the last statement.
@@ -317,11 +290,11 @@ impl Session {
         } else {
             (&self.commit, &self.commit_sql)
         };
-        match (prepared, &mut self.wire) {
-            (Some(s), Some(w)) => w.exec(s.id(), &[])?,
-            (Some(s), None) => self.conn.exec_drop_unboxed(s, Params::Empty).await?,
-            (None, Some(w)) => w.query(sql)?,
-            (None, None) => self.conn.query_drop(sql.as_str()).await?,
+        match prepared {
+            Some(s) => {
+                run_prepared(&mut self.conn, &mut self.wire, &mut self.values, s, &[]).await?
+            }
+            None => run_sql(&mut self.conn, &mut self.wire, sql).await?,
         }
         self.in_trx = open;
         self.count(false, tally);
@@ -338,10 +311,7 @@ impl Session {
             } else {
                 "UNLOCK TABLES"
             };
-            match &mut self.wire {
-                Some(w) => w.query(sql)?,
-                None => self.conn.query_drop(sql).await?,
-            }
+            run_sql(&mut self.conn, &mut self.wire, sql).await?;
         }
         Ok(())
     }
@@ -596,6 +566,38 @@ impl Session {
 }
 
 /// Sets `values` to `args`, reusing the byte buffers of string values already there.
+/// Executes prepared `stmt` with `args`, its result dropped: through the connection's wire
+/// (`db::wire`) when it has one, else through mysql_async, the values refilled into `values`
+/// and borrowed (`exec_drop` awaits three boxed futures and takes a `Vec` of its own per
+/// statement, vendor/README.md).
+async fn run_prepared(
+    conn: &mut Conn,
+    wire: &mut Option<crate::db::Wire>,
+    values: &mut Vec<Value>,
+    stmt: &Statement,
+    args: &[Arg<'_>],
+) -> Result<(), mysql_async::Error> {
+    match wire {
+        Some(w) if args.len() == stmt.num_params() as usize => w.exec(stmt.id(), args),
+        _ => {
+            fill_values(values, args);
+            conn.exec_drop_values(stmt, values).await
+        }
+    }
+}
+
+/// Runs `sql` as a text query, its result dropped, through the wire when there is one.
+pub(super) async fn run_sql(
+    conn: &mut Conn,
+    wire: &mut Option<crate::db::Wire>,
+    sql: &str,
+) -> Result<(), mysql_async::Error> {
+    match wire {
+        Some(w) => w.query(sql),
+        None => conn.query_drop(sql).await,
+    }
+}
+
 fn fill_values(values: &mut Vec<Value>, args: &[Arg<'_>]) {
     values.truncate(args.len());
     for (i, a) in args.iter().enumerate() {
