@@ -12,8 +12,10 @@
 # (libmysqlclient, sysbench's) finds the reply already waiting more often under strace than
 # without it. With PERF=1 (the default when `perf` can count the raw_syscalls:sys_enter
 # tracepoint) each run is repeated under `perf stat`, which counts in the kernel without
-# stopping the client, and the table shows both counts, and the client's context switches per
-# query from the same perf run (each a sleep and a wake-up of a client thread).
+# stopping the client, and the table shows both counts, the client's context switches per
+# query from the same perf run (each a sleep and a wake-up of a client thread) and the kernel
+# timers its threads armed per query (`timer:hrtimer_start`: a wait with a timeout arms one
+# and cancels it when the reply comes; libmariadb waits without one).
 #
 # Environment:
 #   THREADS="1 4 16"
@@ -54,12 +56,13 @@ RAW=$WORK/raw.tsv
 count() {
   local tool=$1 wl=$2 th=$3
   shift 4
-  local out=$WORK/out.txt st=$WORK/strace.txt pf=$WORK/perf.txt perf_total="- -"
+  local out=$WORK/out.txt st=$WORK/strace.txt pf=$WORK/perf.txt perf_total="- - -"
   strace -f -c -o "$st" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
   local q
   q=$(grep -oP 'queries:\s+\K\d+' "$out")
   if [ "$PERF" = 1 ]; then
-    perf stat -x, -o "$pf" -e raw_syscalls:sys_enter,context-switches -- "$@" >"$out" 2>&1 ||
+    perf stat -x, -o "$pf" -e raw_syscalls:sys_enter,context-switches,timer:hrtimer_start \
+      -- "$@" >"$out" 2>&1 ||
       { cat "$out" >&2; exit 1; }
     perf_total=$(python3 - "$pf" "$(grep -oP 'queries:\s+\K\d+' "$out")" <<'EOF'
 import sys
@@ -67,14 +70,15 @@ got = {}
 for l in open(sys.argv[1]):
     f = l.split(",")
     if len(f) > 2 and f[0].isdigit():
-        got[f[2].split(":")[-1] if "syscalls" in f[2] else f[2]] = int(f[0]) / max(1, int(sys.argv[2]))
-print(f"{got.get('sys_enter', 0):.3f} {got.get('context-switches', 0):.2f}")
+        got[f[2].split(":")[-1]] = int(f[0]) / max(1, int(sys.argv[2]))
+print(f"{got.get('sys_enter', 0):.3f} {got.get('context-switches', 0):.2f} "
+      f"{got.get('hrtimer_start', 0):.3f}")
 EOF
 )
   fi
   python3 - "$tool" "$wl" "$th" "$q" "$st" $perf_total >>"$RAW" <<'EOF'
 import sys
-tool, wl, th, q, st, perf, switches = sys.argv[1:]
+tool, wl, th, q, st, perf, switches, timers = sys.argv[1:]
 q = max(1, int(q))
 calls, total = {}, 0
 for l in open(st):
@@ -86,7 +90,7 @@ for l in open(st):
             calls[f[-1]] = int(f[3])
 top = sorted(calls.items(), key=lambda kv: -kv[1])[:4]
 print("\t".join([tool, wl, th, str(q), f"{total / q:.3f}", perf,
-                 ", ".join(f"{n} {c / q:.2f}" for n, c in top), switches]))
+                 ", ".join(f"{n} {c / q:.2f}" for n, c in top), switches, timers]))
 EOF
   echo "$tool $wl t=$th: $(tail -1 "$RAW" | cut -f5) syscalls/query (strace), $(tail -1 "$RAW" | cut -f6) (perf)" >&2
 }
@@ -119,7 +123,8 @@ print(f"\nSystem calls per query, strace -f -c over the whole run (every thread,
       f"spindle {sargs or '(defaults)'}\n")
 head = "| workload | threads | queries | spindle | sysbench | spindle/sysbench |"
 if perf == "1":
-    head += " spindle (perf) | sysbench (perf) | context switches spindle | sysbench |"
+    head += (" spindle (perf) | sysbench (perf) | context switches spindle | sysbench |"
+             " timers armed spindle | sysbench |")
 head += " spindle, per query | sysbench, per query |"
 print(head)
 print("|" + "---|" * (head.count("|") - 1))
@@ -132,7 +137,7 @@ for wl, th in keys:
     met &= float(a[4]) <= float(b[4])
     line = f"| {wl} | {th} | {a[3]} | {a[4]} | {b[4]} | {ratio:.2f} |"
     if perf == "1":
-        line += f" {a[5]} | {b[5]} | {a[7]} | {b[7]} |"
+        line += f" {a[5]} | {b[5]} | {a[7]} | {b[7]} | {a[8]} | {b[8]} |"
     line += f" {a[6]} | {b[6]} |"
     print(line)
 print("\nspindle at or below sysbench's count (strace) in every row: " + ("yes" if met else "NO"))

@@ -7,7 +7,8 @@
 //! statements — a prepared statement's COM_STMT_EXECUTE with integer and string parameters,
 //! or a COM_QUERY — are encoded into one buffer and go out in one `send(2)`; the client waits
 //! in `epoll_wait(2)` on an epoll instance of its own that watches the socket for EPOLLIN
-//! only, and receives the reply with non-blocking `recv(2)` calls into one buffer (16 KiB of
+//! only, beside a timer that ticks every eighth of the read timeout (the wait has no timeout
+//! of its own, so no kernel timer is armed per statement: [`Waiter`]), and receives the reply with non-blocking `recv(2)` calls into one buffer (16 KiB of
 //! room, as libmysqlclient reads), its packets framed in place and the rows skipped. That is
 //! one send, one wait and one receive per statement (sysbench's client: a send, a receive
 //! that finds nothing, a poll and a receive), a few hundred instructions of protocol work in
@@ -32,12 +33,10 @@
 //! protocol is `Error::Io` — a lost connection, counted as 2013, after which the engines
 //! reconnect. The first such error marks the wire broken: nothing more is sent on it.
 
-use super::blocking::{
-    last_errno, make_blocking, recv, recv_with, send_all, timed_out, watch, BlockingSocket,
-};
+use super::blocking::{make_blocking, recv, recv_with, send_all, BlockingSocket, Waiter};
 use mysql_async::{Error, IoError, ServerError};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,9 +95,9 @@ pub struct Wire {
     seq: u8,
     affected: u64,
     broken: bool,
-    /// An epoll instance watching the socket for EPOLLIN only: the reply is awaited there and
-    /// received without blocking. `None` (the kernel gave no epoll instance): a blocking `recv`.
-    epoll: Option<OwnedFd>,
+    /// Where the reply is awaited before it is received without blocking. `None` (the kernel
+    /// gave no epoll instance or timerfd): a blocking `recv`.
+    waiter: Option<Waiter>,
     /// A request went out and nothing of its reply was received yet.
     awaiting: bool,
 }
@@ -112,7 +111,7 @@ enum Head {
 
 impl Wire {
     fn new(fd: Arc<OwnedFd>, timeout: Duration) -> Wire {
-        let epoll = watch(&fd);
+        let waiter = Waiter::new(&fd, timeout);
         Wire {
             fd,
             timeout,
@@ -122,38 +121,23 @@ impl Wire {
             seq: 0,
             affected: 0,
             broken: false,
-            epoll,
+            waiter,
             awaiting: false,
-        }
-    }
-
-    /// Waits until the socket is readable or the read timeout passed.
-    fn wait_readable(&self, ep: RawFd) -> io::Result<()> {
-        let ms = self.timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
-        let mut ev = libc::epoll_event { events: 0, u64: 0 };
-        loop {
-            // SAFETY: one event into `ev`.
-            match unsafe { libc::epoll_wait(ep, &mut ev, 1, ms) } {
-                1 => return Ok(()),
-                0 => return Err(timed_out(self.timeout)),
-                _ if last_errno() == libc::EINTR => {}
-                _ => return Err(io::Error::last_os_error()),
-            }
         }
     }
 
     /// One receive into the spare room of `inb`.
     fn receive(&mut self) -> io::Result<usize> {
         let fd = self.fd.as_raw_fd();
-        let Some(ep) = self.epoll.as_ref().map(|e| e.as_raw_fd()) else {
+        let Some(waiter) = &self.waiter else {
             return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
         };
         if std::mem::take(&mut self.awaiting) {
-            self.wait_readable(ep)?;
+            waiter.wait_readable()?;
         }
         loop {
             match recv_with(fd, self.inb.spare_capacity_mut(), libc::MSG_DONTWAIT) {
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => self.wait_readable(ep)?,
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => waiter.wait_readable()?,
                 done => return done,
             }
         }
@@ -486,10 +470,15 @@ mod tests {
 
     /// A wire on one end of a socket pair; the test plays the server on the other.
     fn pair() -> (Wire, UnixStream) {
+        pair_with(Duration::from_secs(5))
+    }
+
+    /// A wire with read timeout `timeout` and the server's end of its socket.
+    fn pair_with(timeout: Duration) -> (Wire, UnixStream) {
         let (a, b) = UnixStream::pair().unwrap();
         let fd = Arc::new(OwnedFd::from(a));
-        make_blocking(fd.as_raw_fd(), Duration::from_secs(5)).unwrap();
-        (Wire::new(fd, Duration::from_secs(5)), b)
+        make_blocking(fd.as_raw_fd(), timeout).unwrap();
+        (Wire::new(fd, timeout), b)
     }
 
     /// Packets with sequence numbers from 1, as a server's reply.
@@ -624,14 +613,35 @@ mod tests {
 
     #[test]
     fn a_missing_reply_times_out_and_large_rows_are_skipped() {
-        let (a, srv) = UnixStream::pair().unwrap();
-        let fd = Arc::new(OwnedFd::from(a));
-        make_blocking(fd.as_raw_fd(), Duration::from_millis(300)).unwrap();
-        let mut w = Wire::new(fd, Duration::from_millis(300));
+        let (mut w, srv) = pair_with(Duration::from_millis(300));
+        assert!(w.waiter.is_some(), "no epoll instance or timerfd here");
+        // The waiter's timer ticks while no wait runs: a tick left pending from then must not
+        // shorten the next wait.
+        std::thread::sleep(Duration::from_millis(450));
         let started = std::time::Instant::now();
         let e = w.query("SELECT SLEEP(9)").unwrap_err();
         assert!(e.to_string().contains("read timeout"), "{e}");
-        assert!(started.elapsed() >= Duration::from_millis(250));
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(300),
+            "gave up early: {waited:?}"
+        );
+        // At most one tick (an eighth of the timeout) late; the rest is room for a slow machine.
+        assert!(
+            waited < Duration::from_millis(1500),
+            "gave up late: {waited:?}"
+        );
+        // A reply that takes several ticks but less than the timeout is read.
+        let (mut w, mut srv2) = pair_with(Duration::from_millis(800));
+        let writer = std::thread::spawn(move || {
+            let _ = request(&mut srv2);
+            std::thread::sleep(Duration::from_millis(400));
+            srv2.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            srv2
+        });
+        w.query("SELECT SLEEP(0.4)").unwrap();
+        assert_eq!(w.affected_rows(), 3);
+        drop(writer.join().unwrap());
         // A row of 16 MiB + 10 bytes: two packets, the first of the maximal length.
         let (mut w, srv2) = pair();
         drop(srv);
