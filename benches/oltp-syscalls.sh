@@ -12,11 +12,12 @@
 # (libmysqlclient, sysbench's) finds the reply already waiting more often under strace than
 # without it: its strace count moves from run to run (point_select at 1 thread measured 2.6,
 # 3.0 and 3.4 on one machine) while perf's stays at 4.0. With PERF=1 (the default when `perf`
-# can count the raw_syscalls:sys_enter tracepoint) each run is repeated under `perf stat`, which counts in the kernel without
-# stopping the client, and the table shows both counts, the client's context switches per
-# query from the same perf run (each a sleep and a wake-up of a client thread) and the kernel
-# timers its threads armed per query (`timer:hrtimer_start`: a wait with a timeout arms one
-# and cancels it when the reply comes; libmariadb waits without one).
+# can count the raw_syscalls:sys_enter tracepoint) each run is repeated under `perf stat`,
+# which counts in the kernel without stopping the client, and the table shows both counts,
+# the client's context switches per query from the same perf run (each a sleep and a wake-up
+# of a client thread) and the kernel timers its threads armed per query
+# (`timer:hrtimer_start`: a wait with a timeout arms one and cancels it when the reply comes;
+# libmariadb waits without one).
 #
 # Environment:
 #   THREADS="1 4 16"

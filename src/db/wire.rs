@@ -8,8 +8,9 @@
 //! or a COM_QUERY — are encoded into one buffer and go out in one `send(2)`; the client waits
 //! in `epoll_wait(2)` on an epoll instance of its own that watches the socket for EPOLLIN
 //! only, beside a timer that ticks every eighth of the read timeout (the wait has no timeout
-//! of its own, so no kernel timer is armed per statement: [`Waiter`]), and receives the reply with non-blocking `recv(2)` calls into one buffer (16 KiB of
-//! room, as libmysqlclient reads), its packets framed in place and the rows skipped. That is
+//! of its own, so no kernel timer is armed per statement: [`Waiter`]), and receives the reply
+//! with non-blocking `recv(2)` calls into one buffer (16 KiB of room, as libmysqlclient
+//! reads), its packets framed in place and the rows skipped. That is
 //! one send, one wait and one receive per statement (sysbench's client: a send, a receive
 //! that finds nothing, a poll and a receive), a few hundred instructions of protocol work in
 //! place of mysql_async's futures, codec and packet buffers, and one wake-up per statement.
