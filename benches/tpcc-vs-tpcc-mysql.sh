@@ -35,6 +35,8 @@
 #   SYSBENCH_TPCC=        a directory with Percona-Lab/sysbench-tpcc's tpcc.lua (cloned outside
 #                         this repository); empty = sysbench-tpcc not measured
 #   SPINDLE=target/release/spindle   (built with `cargo build --release` when missing)
+#   SPINDLE_ARGS=         more arguments for both `spindle tpcc run`s (e.g. the hidden
+#                         --client-io=reactor, to A/B the client's ways of waiting)
 #   KEEP=1                keep the work directory (server stopped anyway)
 set -euo pipefail
 
@@ -49,6 +51,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SPINDLE=${SPINDLE:-$ROOT/target/release/spindle}
 TPCC_MYSQL=${TPCC_MYSQL:-}
 SYSBENCH_TPCC=${SYSBENCH_TPCC:-}
+read -r -a SPINDLE_EXTRA <<<"${SPINDLE_ARGS:-}"
 
 die() { echo "$*" >&2; exit 1; }
 [ -n "$TPCC_MYSQL" ] || die "set TPCC_MYSQL to a directory with tpcc-mysql's tpcc_load, tpcc_start, create_table.sql and add_fkey_idx.sql (built from https://github.com/Percona-Lab/tpcc-mysql outside this repository)"
@@ -181,7 +184,7 @@ run_one() {
     local shape=tpcc-mysql
     [ "$tool" = spindle-batched ] && shape=batched
     measure "$tool" run "$r" -- "$SPINDLE" tpcc run --datadir "$DATADIR" -w "$WAREHOUSES" \
-      -c "$CONNECTIONS" -r "$RAMPUP" -l "$TIME" -i 10 --statements "$shape"
+      -c "$CONNECTIONS" -r "$RAMPUP" -l "$TIME" -i 10 --statements "$shape" ${SPINDLE_EXTRA[@]+"${SPINDLE_EXTRA[@]}"}
     ;;
   tpcc-mysql)
     measure tpcc-mysql run "$r" -- "$TPCC_MYSQL/tpcc_start" -h localhost -S "$SOCKET" -d "$DB" \

@@ -200,15 +200,14 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
         run_cfg.time_s,
         run_cfg.report_interval_s,
     ) = (4, 10, 5);
-    // Through io_uring here (--client-io=uring; the reactor, the default, below).
-    run_cfg.client_io = ClientIo::Uring;
+    // The default way: one connection per client thread, its statements written and its
+    // rows read by spindle's own client (db::wire, db::link).
+    assert_eq!(run_cfg.client_io, ClientIo::Direct);
     let m = run(&run_cfg).await;
     assert_eq!(m.error, None);
-    // One connection per client thread, each read through io_uring (db::sockets).
     assert!(
-        m.diagnostics
-            .iter()
-            .any(|n| n.starts_with("replies received through io_uring on 4 connections")),
+        m.diagnostics.iter().any(|n| n
+            .starts_with("statements sent and replies read by spindle on 4 blocking connections")),
         "{:?}",
         m.diagnostics
     );
@@ -265,6 +264,22 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
         m.diagnostics
             .iter()
             .any(|n| n.starts_with("writable wake-ups dropped on 4 client sockets")),
+        "{:?}",
+        m.diagnostics
+    );
+    assert!(counters(&m).per_type[0].success > 0, "{m:?}");
+    assert_all_pass(&check(&cfg).await, true);
+
+    // And through io_uring (--client-io=uring): one connection per thread again.
+    run_cfg.statements = Statements::TpccMysql;
+    run_cfg.client_io = ClientIo::Uring;
+    run_cfg.time_s = 3;
+    let m = run(&run_cfg).await;
+    assert_eq!(m.error, None);
+    assert!(
+        m.diagnostics
+            .iter()
+            .any(|n| n.starts_with("replies received through io_uring on 4 connections")),
         "{:?}",
         m.diagnostics
     );

@@ -100,16 +100,17 @@ pub struct TpccArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub reconnect_timeout: f64,
     /// OS threads driving the connections during run (0 = one per connection, or one per two
-    /// with --client-io=reactor).
+    /// with the hidden --client-io=reactor).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub client_threads: u32,
     /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
-    /// How the run's connections wait for replies, for A/B measurements: reactor (tokio's
-    /// epoll, the default), uring (a thread's only connection is read through io_uring, the
-    /// request sent in the same system call) or uring-send (the request by its own send).
-    #[arg(long, hide = true, value_name = "reactor|uring|uring-send")]
+    /// How the run's connections wait for replies, for A/B measurements: direct (the default:
+    /// a thread's only connection has its statements written and read by spindle itself),
+    /// reactor (tokio's epoll), uring (read through io_uring, the request sent in the same
+    /// system call) or uring-send (the request by its own send).
+    #[arg(long, hide = true, value_name = "direct|reactor|uring|uring-send")]
     pub client_io: Option<String>,
     /// tpcc_load's -l/-m/-n (partial loads) and tpcc_start's -m/-o (several schemas): not
     /// supported, refused with an explanation.

@@ -156,7 +156,7 @@ pub fn config_from_args(args: &OltpArgs, workload: Workload) -> anyhow::Result<O
         load_data: true,
         skip_write_wakeups: !args.keep_write_wakeups,
         client_threads: args.client_threads,
-        client_io: crate::db::ClientIo::from_oltp_flag(args.client_io.as_deref())?,
+        client_io: crate::db::ClientIo::from_flag(args.client_io.as_deref())?,
     };
     cfg.validate()?;
     Ok(cfg)

@@ -165,7 +165,7 @@ pub fn config_from_args(
         client_threads: args.client_threads,
         skip_write_wakeups: !args.keep_write_wakeups,
         statements,
-        client_io: crate::db::ClientIo::from_tpcc_flag(args.client_io.as_deref())?,
+        client_io: crate::db::ClientIo::from_flag(args.client_io.as_deref())?,
     };
     if warehouses > u32::MAX as u64 {
         return Err(crate::tpcc::TpccError::Warehouses(warehouses).into());
@@ -286,6 +286,17 @@ mod tests {
             let c = config_from_args(&a, TpccCommand::Run, None).unwrap();
             assert_eq!(c.home_warehouse, home, "{word}");
         }
+        // The hidden --client-io: spindle's own client unless named, a wrong word named.
+        let io = |extra: &[&str]| {
+            config_from_args(&parse(extra).unwrap(), TpccCommand::Run, None).map(|c| c.client_io)
+        };
+        assert_eq!(io(&[]).unwrap(), crate::db::ClientIo::Direct);
+        assert_eq!(
+            io(&["--client-io=reactor"]).unwrap(),
+            crate::db::ClientIo::Reactor
+        );
+        let e = io(&["--client-io=epoll"]).unwrap_err().to_string();
+        assert!(e.contains("--client-io epoll: use direct, reactor"), "{e}");
         let a = parse(&["--statements=batched", "--layout=2011", "--format=json"]).unwrap();
         assert_eq!(a.statements, Statements::Batched);
         assert_eq!(a.layout, crate::report::tpcc_text::Layout::Y2011);

@@ -1,8 +1,8 @@
 //! How the measured loop's connections wait for replies, and the client threads' runtime
 //! (the threads themselves: [`super::clients`]).
 //!
-//! * **Direct** (`ClientIo::Direct`, OLTP's default, for a client thread that drives one
-//!   connection): after connecting and preparing, the socket leaves tokio's reactor and the
+//! * **Direct** (`ClientIo::Direct`, the default of OLTP and TPC-C, for a client thread that
+//!   drives one connection): after connecting and preparing, the socket leaves tokio's reactor and the
 //!   measured statements are written and read by spindle's own protocol code
 //!   ([`super::wire`]): one send, one `epoll_wait` and one receive per statement, and about a
 //!   third of the client's user time per query of the paths below (BENCHMARKS.md).
@@ -13,8 +13,8 @@
 //!   (sysbench's blocking client does one send and one receive). The thread sleeps in the kernel while its
 //!   one query is in flight; nothing else runs on it. A reply that does not come within the
 //!   connection's read timeout is a lost connection (2013).
-//! * **The reactor without write wake-ups** (`ClientIo::Reactor`, TPC-C's default; threads
-//!   with several connections, or where the others are unavailable): tokio registers every socket for readable AND writable
+//! * **The reactor without write wake-ups** (`ClientIo::Reactor`, hidden `--client-io=reactor`;
+//!   threads with several connections, or where the others are unavailable): tokio registers every socket for readable AND writable
 //!   events (edge-triggered). On a unix stream socket the kernel signals EPOLLOUT each time the
 //!   peer *reads* (unix_write_space has no "was full" check, unlike TCP), so every query woke the
 //!   client thread twice: once when the server read the request (useless), once when the reply
@@ -53,13 +53,13 @@ pub enum ClientIo {
     /// The same with the request sent by its own `send(2)` (two system calls per statement).
     UringSend,
     /// tokio's reactor for every connection (epoll_wait + recv per reply), writable wake-ups
-    /// dropped. TPC-C's default.
+    /// dropped.
     #[default]
     Reactor,
-    /// OLTP's default: a client thread with one connection writes and reads the measured
-    /// loop's statements itself on the socket made blocking ([`super::wire`]): one send, one
-    /// `epoll_wait` and one receive per statement. Threads with several connections, and
-    /// TPC-C (whose statements return values), use the reactor.
+    /// The default of OLTP and TPC-C: a client thread with one connection writes and reads
+    /// the measured loop's statements itself on the socket made blocking ([`super::wire`]; TPC-C's
+    /// rows decoded by mysql_common, [`super::Link`]): one send, one `epoll_wait` and one
+    /// receive per statement. Threads with several connections use the reactor.
     Direct,
 }
 
@@ -69,25 +69,14 @@ impl ClientIo {
         ClientIo::Reactor
     }
 
-    /// OLTP's hidden `--client-io` flag: [`ClientIo::Direct`] when not given.
-    pub fn from_oltp_flag(flag: Option<&str>) -> anyhow::Result<Self> {
+    /// The hidden `--client-io` flag of `oltp run` and `tpcc run`: [`ClientIo::Direct`] when
+    /// not given.
+    pub fn from_flag(flag: Option<&str>) -> anyhow::Result<Self> {
         match flag {
             None => Ok(ClientIo::Direct),
             Some(s) => Self::parse(s).ok_or_else(|| {
                 anyhow::anyhow!("--client-io {s}: use direct, reactor, uring or uring-send")
             }),
-        }
-    }
-
-    /// TPC-C's hidden `--client-io` flag: [`ClientIo::Reactor`] when not given; `direct` is
-    /// OLTP's only (TPC-C reads the values its statements return).
-    pub fn from_tpcc_flag(flag: Option<&str>) -> anyhow::Result<Self> {
-        match flag.map(|s| (s, Self::parse(s))) {
-            None => Ok(ClientIo::Reactor),
-            Some((_, Some(io))) if io != ClientIo::Direct => Ok(io),
-            Some((s, _)) => Err(anyhow::anyhow!(
-                "--client-io {s}: TPC-C uses reactor, uring or uring-send"
-            )),
         }
     }
 

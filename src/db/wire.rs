@@ -1,5 +1,5 @@
-//! The measured loop's statements written and read by spindle itself (`ClientIo::Direct`,
-//! OLTP's default for a client thread that drives one connection).
+//! The measured loop's statements written and read by spindle itself (`ClientIo::Direct`, the
+//! default of OLTP and TPC-C for a client thread that drives one connection).
 //!
 //! mysql_async connects, authenticates and prepares, as for every other connection. Then the
 //! socket leaves tokio's reactor (`Conn::set_blocking_io`, a vendored patch) and is made
@@ -10,8 +10,9 @@
 //! only, beside a timer that ticks every eighth of the read timeout (the wait has no timeout
 //! of its own, so no kernel timer is armed per statement: [`Waiter`]), and receives the reply
 //! with non-blocking `recv(2)` calls into one buffer (16 KiB of room, as libmysqlclient
-//! reads), its packets framed in place and the rows skipped. That is
-//! one send, one wait and one receive per statement (sysbench's client: a send, a receive
+//! reads), its packets framed in place and the rows skipped (OLTP) or decoded by mysql_common
+//! into mysql_async's rows (TPC-C, [`super::Link`]; parameters then encoded by mysql_common
+//! too). That is one send, one wait and one receive per statement (sysbench's client: a send, a receive
 //! that finds nothing, a poll and a receive), a few hundred instructions of protocol work in
 //! place of mysql_async's futures, codec and packet buffers, and one wake-up per statement.
 //!
@@ -35,7 +36,12 @@
 //! reconnect. The first such error marks the wire broken: nothing more is sent on it.
 
 use super::blocking::{make_blocking, recv, recv_with, send_all, BlockingSocket, Waiter};
-use mysql_async::{Error, IoError, ServerError};
+use mysql_async::{Column, Error, IoError, Row, ServerError, Value};
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::ComStmtExecuteRequestBuilder;
+use mysql_common::proto::MySerialize;
+use mysql_common::row::RowDeserializer;
+use mysql_common::value::ServerSide;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
@@ -101,6 +107,12 @@ pub struct Wire {
     waiter: Option<Waiter>,
     /// A request went out and nothing of its reply was received yet.
     awaiting: bool,
+}
+
+/// Where a reply's rows go when they are read, not skipped.
+struct Collect<'a> {
+    columns: Arc<[Column]>,
+    rows: &'a mut Vec<Row>,
 }
 
 /// The first packet of a reply: an OK, or a result set with this many column definitions to
@@ -177,7 +189,48 @@ impl Wire {
                 }
             }
         }
-        self.round_trip()
+        self.round_trip(None)
+    }
+
+    /// Executes prepared statement `id` with `params`, mysql_async's values encoded by
+    /// mysql_common as mysql_async encodes them, and drops its result.
+    pub fn exec_values(&mut self, id: u32, params: &[Value]) -> Result<(), Error> {
+        self.encode_values(id, params)?;
+        self.round_trip(None)
+    }
+
+    /// Executes prepared statement `id` with `params` and returns its rows, decoded with
+    /// `columns` (the statement's column definitions from its prepare) unless the reply
+    /// carries definitions of its own.
+    pub fn exec_rows(
+        &mut self,
+        id: u32,
+        params: &[Value],
+        columns: Arc<[Column]>,
+    ) -> Result<Vec<Row>, Error> {
+        self.encode_values(id, params)?;
+        let mut rows = Vec::new();
+        self.round_trip(Some(Collect {
+            columns,
+            rows: &mut rows,
+        }))?;
+        Ok(rows)
+    }
+
+    fn encode_values(&mut self, id: u32, params: &[Value]) -> Result<(), Error> {
+        let (req, long_data) = ComStmtExecuteRequestBuilder::new(id).build(params);
+        if long_data {
+            // Parameters over 16 MiB go as COM_STMT_SEND_LONG_DATA, which no benchmark statement
+            // needs; refused before anything is sent, so the connection stays in step.
+            return Err(Error::Other(
+                "a statement's parameters over 16 MiB cannot go through spindle's direct client"
+                    .into(),
+            ));
+        }
+        self.out.clear();
+        self.out.extend_from_slice(&[0, 0, 0, 0]);
+        req.serialize(&mut self.out);
+        Ok(())
     }
 
     /// Runs `sql` as a text query and drops its result.
@@ -185,10 +238,10 @@ impl Wire {
         self.out.clear();
         self.out.extend_from_slice(&[0, 0, 0, 0, COM_QUERY]);
         self.out.extend_from_slice(sql.as_bytes());
-        self.round_trip()
+        self.round_trip(None)
     }
 
-    fn round_trip(&mut self) -> Result<(), Error> {
+    fn round_trip(&mut self, collect: Option<Collect<'_>>) -> Result<(), Error> {
         if self.broken {
             return Err(lost(io::Error::new(
                 io::ErrorKind::BrokenPipe,
@@ -199,7 +252,7 @@ impl Wire {
             self.inb.clear();
             self.pos = 0;
         }
-        let r = self.send().and_then(|()| self.reply());
+        let r = self.send().and_then(|()| self.reply(collect));
         if let Err(Error::Io(_)) = &r {
             self.broken = true;
         }
@@ -237,9 +290,9 @@ impl Wire {
         Ok(())
     }
 
-    /// Reads the whole reply: every result set's rows skipped, the OK's affected rows kept, the
-    /// first ERR returned.
-    fn reply(&mut self) -> Result<(), Error> {
+    /// Reads the whole reply: every result set's rows skipped, or decoded into `collect`'s rows
+    /// (a binary-protocol result), the OK's affected rows kept, the first ERR returned.
+    fn reply(&mut self, mut collect: Option<Collect<'_>>) -> Result<(), Error> {
         loop {
             let status = match self.head()? {
                 Head::Ok { affected, status } => {
@@ -247,16 +300,35 @@ impl Wire {
                     status
                 }
                 Head::Rows(columns) => {
-                    for _ in 0..columns {
-                        self.skip_packet()?;
+                    match collect.as_mut() {
+                        Some(c) if columns > 0 => c.columns = self.columns(columns)?,
+                        _ => {
+                            for _ in 0..columns {
+                                self.skip_packet()?;
+                            }
+                        }
                     }
-                    self.rows()?
+                    self.rows(collect.as_mut())?
                 }
             };
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(());
             }
         }
+    }
+
+    /// `n` column definitions, parsed.
+    fn columns(&mut self, n: u64) -> Result<Arc<[Column]>, Error> {
+        let mut v = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let (start, len) = self.packet()?;
+            if len == MAX_PAYLOAD {
+                return Err(malformed());
+            }
+            let mut buf = ParseBuf(&self.inb[start..start + len]);
+            v.push(buf.parse::<Column>(()).map_err(|_| malformed())?);
+        }
+        Ok(v.into())
     }
 
     /// The packet that starts a result: OK, a column count, or ERR (returned as the error).
@@ -299,7 +371,9 @@ impl Wire {
     /// first and is five bytes long, while a terminating OK is at least seven, so the two are
     /// told apart without knowing the capability. A row never starts with 0xFE unless it is
     /// 16 MiB long (a length-encoded 8-byte length in the text protocol, 0x00 in the binary).
-    fn rows(&mut self) -> Result<u16, Error> {
+    /// With `collect`, each row is decoded (binary protocol) with its columns; a row of 16 MiB
+    /// or more is then refused as malformed (no benchmark reads one).
+    fn rows(&mut self, mut collect: Option<&mut Collect<'_>>) -> Result<u16, Error> {
         let mut first = true;
         let mut continued = false;
         loop {
@@ -327,6 +401,18 @@ impl Wire {
                     Some(e) => return Err(e),
                 },
                 _ => {}
+            }
+            if let Some(c) = collect.as_deref_mut() {
+                if len == MAX_PAYLOAD {
+                    return Err(malformed());
+                }
+                let mut buf = ParseBuf(p);
+                let row = buf
+                    .parse::<RowDeserializer<ServerSide, mysql_common::proto::Binary>>(
+                        c.columns.clone(),
+                    )
+                    .map_err(|_| malformed())?;
+                c.rows.push(row.into());
             }
         }
     }
@@ -521,6 +607,66 @@ mod tests {
         srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
         w.exec(9, &[]).unwrap();
         assert_eq!(request(&mut srv), vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn mysql_values_encode_as_the_wires_own_parameters_and_rows_decode() {
+        use mysql_async::consts::{ColumnFlags, ColumnType};
+        let (mut w, mut srv) = pair();
+        // Values encoded by mysql_common: the same bytes as the wire's own encoding.
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
+        w.exec_values(7, &[Value::Int(-2), Value::Bytes(b"ab".to_vec())])
+            .unwrap();
+        assert_eq!(w.affected_rows(), 3);
+        assert_eq!(request(&mut srv), request(&mut srv));
+
+        // Rows of a prepared statement whose definitions the reply leaves out (MariaDB's
+        // cached metadata): decoded with the prepare's columns, a NULL through the bitmap.
+        let cols: Arc<[Column]> = vec![
+            Column::new(ColumnType::MYSQL_TYPE_LONGLONG),
+            Column::new(ColumnType::MYSQL_TYPE_VAR_STRING),
+            Column::new(ColumnType::MYSQL_TYPE_DOUBLE),
+        ]
+        .into();
+        let mut r1 = vec![0x00, 0x00];
+        r1.extend_from_slice(&7i64.to_le_bytes());
+        r1.extend_from_slice(&[2, b'a', b'b']);
+        r1.extend_from_slice(&1.5f64.to_le_bytes());
+        let mut r2 = vec![0x00, 0x10]; // the third column (bit 2 + 2) is NULL
+        r2.extend_from_slice(&(-1i64).to_le_bytes());
+        r2.push(0);
+        srv.write_all(&reply(&[&[3, 0], &r1, &r2, DEPRECATE_EOF_OK]))
+            .unwrap();
+        let rows = w.exec_rows(2, &[Value::UInt(5)], cols.clone()).unwrap();
+        let mut req = request(&mut srv);
+        assert_eq!(req.drain(..5).collect::<Vec<_>>(), [0x17, 2, 0, 0, 0]);
+        assert_eq!(req[7..9], [0x08, 0x80], "UInt goes as an unsigned LONGLONG");
+        type R = (i64, Vec<u8>, Option<f64>);
+        let got: Vec<R> = rows.into_iter().map(mysql_async::from_row).collect();
+        assert_eq!(
+            got,
+            vec![(7, b"ab".to_vec(), Some(1.5)), (-1, Vec::new(), None)]
+        );
+
+        // Definitions in the reply (the old protocol, EOF after them) win over the prepare's.
+        let mut def = Vec::new();
+        Column::new(ColumnType::MYSQL_TYPE_LONG)
+            .with_flags(ColumnFlags::UNSIGNED_FLAG)
+            .serialize(&mut def);
+        let mut r = vec![0x00, 0x00];
+        r.extend_from_slice(&4_000_000_000u32.to_le_bytes());
+        srv.write_all(&reply(&[&[1, 1], &def, EOF, &r, &r, EOF]))
+            .unwrap();
+        let rows = w.exec_rows(3, &[], cols).unwrap();
+        let _ = request(&mut srv);
+        let got: Vec<u32> = rows.into_iter().map(mysql_async::from_row).collect();
+        assert_eq!(got, vec![4_000_000_000, 4_000_000_000]);
+        // An OK in place of a result: no rows, affected rows kept.
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        assert!(w.exec_rows(3, &[], Vec::new().into()).unwrap().is_empty());
+        assert_eq!(w.affected_rows(), 3);
     }
 
     #[test]

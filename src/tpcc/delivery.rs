@@ -17,7 +17,6 @@
 use super::data::DISTRICTS;
 use super::deck::Delivery;
 use super::session::{missing, Done, Session, TxError};
-use mysql_async::prelude::Queryable;
 use mysql_async::{Params, Value};
 
 const N: usize = DISTRICTS as usize;
@@ -110,23 +109,23 @@ pub(crate) async fn delivery(s: &mut Session, dl: &Delivery) -> Result<Done, TxE
     };
     let w = Value::from(dl.w);
     let params = Params::Positional(vec![w.clone(); N]);
-    let oldest: Option<Oldest> = s.conn.exec_first(&b.dl[0], params).await?;
+    let oldest: Option<Oldest> = s.link.exec_first(&b.dl[0], params).await?;
     let o = oldest.unwrap_or_default();
     let candidates = to_deliver(&[o.0, o.1, o.2, o.3, o.4, o.5, o.6, o.7, o.8, o.9]);
     if !candidates.is_empty() {
         let locked: Vec<(u32, u32)> = s
-            .conn
+            .link
             .exec(&b.dl[1], pair_params(std::slice::from_ref(&w), &candidates))
             .await?;
         if !locked.is_empty() {
-            s.conn
+            s.link
                 .exec_drop(&b.dl[2], pair_params(std::slice::from_ref(&w), &locked))
                 .await?;
-            s.conn
+            s.link
                 .exec_drop(&b.dl[3], pair_params(std::slice::from_ref(&w), &locked))
                 .await?;
             let head = [Value::from(dl.carrier), w];
-            s.conn
+            s.link
                 .exec_drop(&b.dl[4], pair_params(&head, &locked))
                 .await?;
         }

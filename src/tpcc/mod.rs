@@ -170,8 +170,9 @@ pub struct TpccConfig {
     /// How to reach the server.
     pub connection: ConnectionConfig,
     /// run: OS threads driving the connections, each a single-threaded runtime with its share
-    /// of them; 0 = one thread per two connections (tpcc_start has one per connection; two per
-    /// thread measured 20–40 % less client CPU per transaction at the same throughput, see
+    /// of them; 0 = one thread per connection (as tpcc_start), each connection's statements
+    /// written and read by spindle itself (`ClientIo::Direct`); with the reactor one thread per
+    /// two connections (measured 20–40 % less client CPU per transaction than one, see
     /// BENCHMARKS.md).
     pub client_threads: u32,
     /// run: stop the kernel waking the client when the server has read a request (see
@@ -180,8 +181,7 @@ pub struct TpccConfig {
     /// run: which statements the transactions send (tpcc-mysql's by default).
     #[serde(default = "Statements::before_the_choice")]
     pub statements: Statements,
-    /// run: how a connection waits for replies (io_uring when its thread drives only it; see
-    /// `db::sockets`).
+    /// run: how a connection sends statements and waits for replies (see `db::sockets`).
     #[serde(default = "ClientIo::before_uring")]
     pub client_io: ClientIo,
 }
@@ -207,7 +207,7 @@ impl Default for TpccConfig {
             client_threads: 0,
             skip_write_wakeups: true,
             statements: Statements::TpccMysql,
-            client_io: ClientIo::default(),
+            client_io: ClientIo::Direct,
         }
     }
 }

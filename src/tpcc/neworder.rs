@@ -16,7 +16,6 @@
 
 use super::deck::NewOrder;
 use super::session::{cents, missing, Done, Session, TxError};
-use mysql_async::prelude::Queryable;
 use mysql_async::{Params, Value};
 use std::fmt::Write as _;
 
@@ -165,7 +164,7 @@ pub(crate) async fn new_order(s: &mut Session, o: &NewOrder) -> Result<Done, TxE
     let (w, d) = (o.w, o.d);
     type Item = (u32, f64, Vec<u8>, Vec<u8>);
     let items: Vec<Item> = s
-        .conn
+        .link
         .exec(
             &b.items,
             Params::Positional(padded(o.lines.iter().map(|l| l.item))),
@@ -184,7 +183,7 @@ pub(crate) async fn new_order(s: &mut Session, o: &NewOrder) -> Result<Done, TxE
         params.extend(padded(group.iter().map(|l| l.item)));
         type Stock = (u32, i64, Vec<u8>, Vec<u8>);
         let rows: Vec<Stock> = s
-            .conn
+            .link
             .exec(&b.stock[d as usize - 1], Params::Positional(params))
             .await?;
         for l in group {
@@ -204,7 +203,7 @@ pub(crate) async fn new_order(s: &mut Session, o: &NewOrder) -> Result<Done, TxE
     for group in changes.chunk_by(|a, b| a.w == b.w) {
         let refs: Vec<&StockChange> = group.iter().collect();
         let params = update_params(group[0].w, &refs);
-        s.conn.exec_drop(&b.stock_update, params).await?;
+        s.link.exec_drop(&b.stock_update, params).await?;
     }
     let mut params = Vec::with_capacity(9 * o.lines.len());
     for (n, l) in o.lines.iter().enumerate() {
@@ -231,7 +230,7 @@ pub(crate) async fn new_order(s: &mut Session, o: &NewOrder) -> Result<Done, TxE
         ]);
     }
     let stmt = &b.lines[o.lines.len() - 1];
-    s.conn.exec_drop(stmt, Params::Positional(params)).await?;
+    s.link.exec_drop(stmt, Params::Positional(params)).await?;
     s.commit().await?;
     Ok(Done::Committed)
 }

@@ -28,7 +28,7 @@
 use super::data::DISTRICTS;
 use super::deck::{CustomerKey, Delivery, NewOrder, OrderStatus, Payment, StockLevel};
 use super::session::{bc_prefix, cents, middle, missing, Done, Session, TxError};
-use mysql_async::prelude::{FromRow, Queryable};
+use mysql_async::prelude::FromRow;
 use mysql_async::{Params, Row, Value};
 
 /// tpcc-mysql's statements (`main.c`, `stmt[t_num][0..35]`), in its numbering.
@@ -82,7 +82,7 @@ macro_rules! p {
 
 impl Session {
     async fn rw_drop(&mut self, i: usize, params: Params) -> Result<(), TxError> {
-        Ok(self.conn.exec_drop(&self.rw[i], params).await?)
+        Ok(self.link.exec_drop(&self.rw[i], params).await?)
     }
 
     async fn rw_first<T: FromRow + Send + 'static>(
@@ -90,7 +90,7 @@ impl Session {
         i: usize,
         params: Params,
     ) -> Result<Option<T>, TxError> {
-        Ok(self.conn.exec_first(&self.rw[i], params).await?)
+        Ok(self.link.exec_first(&self.rw[i], params).await?)
     }
 
     async fn rw_all<T: FromRow + Send + 'static>(
@@ -98,7 +98,7 @@ impl Session {
         i: usize,
         params: Params,
     ) -> Result<Vec<T>, TxError> {
-        Ok(self.conn.exec(&self.rw[i], params).await?)
+        Ok(self.link.exec(&self.rw[i], params).await?)
     }
 }
 
@@ -273,7 +273,7 @@ pub(crate) async fn delivery(s: &mut Session, dl: &Delivery) -> Result<Done, TxE
             continue;
         }
         s.rw_drop(26, p![o_id, d, w]).await?;
-        if s.conn.affected_rows() == 0 {
+        if s.link.affected_rows() == 0 {
             s.commit().await?;
             continue;
         }

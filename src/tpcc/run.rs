@@ -112,13 +112,12 @@ pub fn run_logged(
 }
 
 /// How many client threads carry the connections: with the reactor two connections per
-/// thread, otherwise one (each read through io_uring, see `db::sockets`), unless
+/// thread, otherwise one (each driven alone: direct or io_uring, see `db::sockets`), unless
 /// `client_threads` says.
 fn client_threads(cfg: &TpccConfig) -> usize {
     let n = cfg.connections as usize;
     match (cfg.client_threads as usize, cfg.client_io) {
         (0, ClientIo::Reactor) => n.div_ceil(2),
-        // One connection per thread: each is read through io_uring (see `db::sockets`).
         (0, _) => n,
         (t, _) => t.min(n),
     }
@@ -199,8 +198,7 @@ impl Sessions for Shared {
     }
 
     fn use_io(session: &mut Session, io: &ThreadIo, stats: &crate::db::IoStats) {
-        // TPC-C reads the values its statements return: always through mysql_async.
-        let _ = io.apply(&mut session.conn, stats);
+        session.link.wire = io.apply(&mut session.link.conn, stats);
     }
 
     fn run(

@@ -5,8 +5,8 @@
 //! share. Which statements a session prepares and which transaction runs is `txn`'s business.
 
 use super::deck::NewOrder;
-use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Params, Statement, Value};
+use crate::db::Link;
+use mysql_async::{Params, Statement, Value};
 
 /// The statements, one prepared statement each per connection.
 #[derive(Clone, Copy)]
@@ -96,7 +96,9 @@ pub(super) struct Batch {
 
 /// One connection with its prepared statements: those of the shape it runs only.
 pub(crate) struct Session {
-    pub conn: Conn,
+    /// The connection; its statements go through spindle's direct client when the thread's
+    /// way of waiting gave one (`ClientIo::Direct`).
+    pub link: Link,
     pub(super) st: Vec<Statement>,
     /// `Some` for the batched shape.
     pub(super) batch: Option<Batch>,
@@ -106,7 +108,7 @@ pub(crate) struct Session {
 
 impl Session {
     pub(super) async fn drop_(&mut self, q: Q, params: Params) -> Result<(), mysql_async::Error> {
-        self.conn.exec_drop(&self.st[q as usize], params).await
+        self.link.exec_drop(&self.st[q as usize], params).await
     }
 
     pub(super) async fn first<T>(
@@ -117,7 +119,7 @@ impl Session {
     where
         T: mysql_async::prelude::FromRow + Send + 'static,
     {
-        self.conn.exec_first(&self.st[q as usize], params).await
+        self.link.exec_first(&self.st[q as usize], params).await
     }
 
     pub async fn commit(&mut self) -> Result<(), mysql_async::Error> {
@@ -138,7 +140,7 @@ impl Session {
             .await?
             .ok_or_else(|| missing(format!("no customer {c} in district {d} of warehouse {w}")))?;
         self.drop_(Q::NoDistrictUpdate, p![d, w]).await?;
-        if self.conn.affected_rows() == 0 {
+        if self.link.affected_rows() == 0 {
             return Err(missing(format!("no district {d} in warehouse {w}")));
         }
         let count = o.lines.len() as u32;

@@ -8,7 +8,7 @@ use super::neworder as no;
 use super::session::{bc_prefix, middle, missing, p, Batch, Q, SQL};
 pub(crate) use super::session::{Done, Session, TxError};
 use super::{rowwise, Statements};
-use crate::db::{describe_error, ConnectionConfig};
+use crate::db::{describe_error, ConnectionConfig, Link};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Row, Value};
 
@@ -56,7 +56,7 @@ impl Session {
             }
         };
         Ok(Session {
-            conn,
+            link: Link::new(conn),
             st,
             batch,
             rw,
@@ -93,7 +93,7 @@ impl Session {
             CustomerKey::Id(c) => *c,
             CustomerKey::LastName(name) => {
                 let ids: Vec<u32> = self
-                    .conn
+                    .link
                     .exec(&self.st[Q::PyByName as usize], p![c_w, c_d, name.as_str()])
                     .await?;
                 middle(&ids).copied().ok_or_else(|| {
@@ -108,14 +108,14 @@ impl Session {
         let prefix = bc_prefix(c, c_d, c_w, d, w, p.amount_cents);
         self.drop_(Q::PyCustomerUpdate, p![amount, amount, prefix, c_w, c_d, c])
             .await?;
-        if self.conn.affected_rows() == 0 {
+        if self.link.affected_rows() == 0 {
             return Err(missing(format!(
                 "no customer {c} in district {c_d} of warehouse {c_w}"
             )));
         }
         self.drop_(Q::PyHistory, p![c_d, c_w, c, d, w, amount, w, d])
             .await?;
-        if self.conn.affected_rows() == 0 {
+        if self.link.affected_rows() == 0 {
             return Err(missing(format!("no district {d} in warehouse {w}")));
         }
         self.commit().await?;
@@ -135,7 +135,7 @@ impl Session {
             CustomerKey::LastName(name) => {
                 type ByName = (f64, Vec<u8>, Vec<u8>, Vec<u8>, u32);
                 let rows: Vec<ByName> = self
-                    .conn
+                    .link
                     .exec(&self.st[Q::OsByName as usize], p![w, d, name.as_str()])
                     .await?;
                 middle(&rows).map(|r| r.4).ok_or_else(|| {
@@ -190,7 +190,7 @@ impl Probe {
 
     /// The connection, for status queries between transactions.
     pub fn conn(&mut self) -> &mut Conn {
-        &mut self.0.conn
+        &mut self.0.link.conn
     }
 
     /// Runs one transaction: `Ok(true)` committed, `Ok(false)` rolled back on purpose (a

@@ -124,7 +124,7 @@ pub(crate) async fn worker(
     for i in 0..5 {
         out.flush(&shared, i);
     }
-    let _ = session.conn.disconnect().await;
+    let _ = session.link.conn.disconnect().await;
     out
 }
 
@@ -229,7 +229,7 @@ async fn lost(
             Ok(conn) => match Session::new(conn, cfg.statements).await {
                 Ok(s) => {
                     *session = s;
-                    let _ = io.apply(&mut session.conn, &shared.run.io_stats);
+                    session.link.wire = io.apply(&mut session.link.conn, &shared.run.io_stats);
                     if shared.in_window(Instant::now()) {
                         shared.live[idx].reconnects.fetch_add(1, Relaxed);
                     }
