@@ -16,7 +16,8 @@
 #     the default) and `spindle tpcc run --statements batched` with the same warehouses,
 #     connections, ramp-up and time, over the unix socket, on the same data (the last load is
 #     spindle's); TpmC, client CPU (user+sys from /usr/bin/time) per measured transaction
-#     (success+late of all five types, as both print them), peak RSS;
+#     (success+late of all five types, as both print them), peak RSS; with perf (as root) the
+#     client's system calls and context switches per statement, counted by the kernel;
 #  3. statements: around every run the server's global counters (nothing else uses this
 #     server): statements by kind (Com_select + Com_insert(_select) + Com_update(_multi) +
 #     Com_delete(_multi) + Com_commit + Com_rollback: a prepared statement counts under its kind, so prepared and
@@ -96,9 +97,15 @@ echo "server: $("$SPINDLE" mysqld status --datadir "$DATADIR" | grep -i running)
 
 # With perf available, the task clock (the scheduler's exact on-CPU time) is recorded too:
 # on a VM the tick-sampled user/sys figures of /usr/bin/time can differ from it.
+# With the raw_syscalls tracepoint too (root), system calls and context switches of the client
+# per statement: counted in the kernel, without stopping the client as strace would.
 PERF=""
+PERF_EVENTS=task-clock
 if command -v perf >/dev/null && perf stat -x, -e task-clock -o /dev/null true 2>/dev/null; then
   PERF=perf
+  if perf stat -x, -e raw_syscalls:sys_enter,context-switches -o /dev/null true 2>/dev/null; then
+    PERF_EVENTS=task-clock,raw_syscalls:sys_enter,context-switches
+  fi
 fi
 
 # The server's statement counters (global: this server serves nothing else).
@@ -108,7 +115,8 @@ counters() { sql -N -e "SHOW GLOBAL STATUS WHERE Variable_name IN ($COUNTERS)" >
 
 # measure TOOL KIND ROUND -- command...: runs it under /usr/bin/time -v (and perf stat) and
 # appends tool kind round wall_s user_s sys_s rss_kb tpmc transactions task_clock_s
-# statements_by_kind stmt_executes commits rollbacks (server counters over the command) to $RAW.
+# statements_by_kind stmt_executes commits rollbacks (server counters over the command)
+# syscalls context_switches (perf; nan without the tracepoint) to $RAW.
 measure() {
   local tool=$1 kind=$2 round=$3
   shift 4
@@ -117,7 +125,7 @@ measure() {
   counters "$WORK/st0.txt"
   start=$(date +%s.%N)
   if [ -n "$PERF" ]; then
-    perf stat -x, -e task-clock -o "$ps" -- /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 ||
+    perf stat -x, -e "$PERF_EVENTS" -o "$ps" -- /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 ||
       { cat "$out" >&2; exit 1; }
   else
     /usr/bin/time -v -o "$tv" "$@" >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
@@ -135,6 +143,9 @@ kinds = sum(v for k, v in d.items() if k != "Com_stmt_execute")
 o = open(out, errors="replace").read(); t = open(tv).read(); p = open(ps).read()
 m = re.search(r"^([\d.]+),msec,task-clock", p, re.M)
 task = "%.3f" % (float(m.group(1)) / 1e3) if m else "nan"
+def count(event):
+    m = re.search(r"^(\d+),[^,]*," + re.escape(event), p, re.M)
+    return m.group(1) if m else "nan"
 def f(pat, text, default="0"):
     m = re.search(pat, text)
     return m.group(1) if m else default
@@ -147,7 +158,8 @@ trx = sum(int(a) + int(b) for a, b in re.findall(r"sc:(\d+)\s+lt:(\d+)", raw))
 if tool == "sysbench-tpcc":
     trx = int(f(r"transactions:\s+(\d+)", o))
 print("\t".join([tool, kind, rnd, "%.3f" % (float(end) - float(start)), user, sys_, rss, tpmc, str(trx), task,
-                 str(kinds), str(d["Com_stmt_execute"]), str(d["Com_commit"]), str(d["Com_rollback"])]))
+                 str(kinds), str(d["Com_stmt_execute"]), str(d["Com_commit"]), str(d["Com_rollback"]),
+                 count("raw_syscalls:sys_enter"), count("context-switches")]))
 EOF
 }
 
@@ -277,6 +289,11 @@ if all(r[9] != "nan" for p in rp for r in p):
     print(f"| client task clock ms per transaction | {med([task_per_trx_ms(a) for a, _ in rp]):.3f} | "
           f"{med([task_per_trx_ms(b) for _, b in rp]):.3f} | "
           f"{ratio([task_per_trx_ms(a) / task_per_trx_ms(b) for a, b in rp])} |")
+def per_stmt(r, i): return float(r[i]) / max(1, int(r[10]))
+if all(r[14] != "nan" for p in rp for r in p):
+    for i, what in [(14, "client system calls per statement"), (15, "client context switches per statement")]:
+        print(f"| {what} | {med([per_stmt(a, i) for a, _ in rp]):.2f} | {med([per_stmt(b, i) for _, b in rp]):.2f} | "
+              f"{ratio([per_stmt(a, i) / per_stmt(b, i) for a, b in rp])} |")
 print(f"| client user / sys s | {med([float(a[4]) for a, _ in rp]):.2f} / {med([float(a[5]) for a, _ in rp]):.2f} | "
       f"{med([float(b[4]) for _, b in rp]):.2f} / {med([float(b[5]) for _, b in rp]):.2f} | |")
 print(f"| peak RSS MiB | {med([int(a[6]) / 1024 for a, _ in rp]):.1f} | {med([int(b[6]) / 1024 for _, b in rp]):.1f} | "

@@ -253,38 +253,34 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     );
     assert_all_pass(&check(&cfg).await, true);
 
-    // The batched statements keep every condition too; here through tokio's reactor (two
-    // connections per client thread).
-    run_cfg.statements = Statements::Batched;
-    run_cfg.client_io = ClientIo::Reactor;
-    run_cfg.time_s = 4;
-    let m = run(&run_cfg).await;
-    assert_eq!(m.error, None);
-    assert!(
-        m.diagnostics
-            .iter()
-            .any(|n| n.starts_with("writable wake-ups dropped on 4 client sockets")),
-        "{:?}",
-        m.diagnostics
-    );
-    assert!(counters(&m).per_type[0].success > 0, "{m:?}");
-    assert_all_pass(&check(&cfg).await, true);
-
-    // And through io_uring (--client-io=uring): one connection per thread again.
-    run_cfg.statements = Statements::TpccMysql;
-    run_cfg.client_io = ClientIo::Uring;
-    run_cfg.time_s = 3;
-    let m = run(&run_cfg).await;
-    assert_eq!(m.error, None);
-    assert!(
-        m.diagnostics
-            .iter()
-            .any(|n| n.starts_with("replies received through io_uring on 4 connections")),
-        "{:?}",
-        m.diagnostics
-    );
-    assert!(counters(&m).per_type[0].success > 0, "{m:?}");
-    assert_all_pass(&check(&cfg).await, true);
+    // The batched statements keep every condition too, here through tokio's reactor (two
+    // connections per client thread); and tpcc_start's through io_uring (--client-io=uring,
+    // one connection per thread again).
+    for (statements, io, note, time_s) in [
+        (
+            Statements::Batched,
+            ClientIo::Reactor,
+            "writable wake-ups dropped on 4 client sockets",
+            4,
+        ),
+        (
+            Statements::TpccMysql,
+            ClientIo::Uring,
+            "replies received through io_uring on 4 connections",
+            3,
+        ),
+    ] {
+        (run_cfg.statements, run_cfg.client_io, run_cfg.time_s) = (statements, io, time_s);
+        let m = run(&run_cfg).await;
+        assert_eq!(m.error, None);
+        assert!(
+            m.diagnostics.iter().any(|n| n.starts_with(note)),
+            "{io:?}: {:?}",
+            m.diagnostics
+        );
+        assert!(counters(&m).per_type[0].success > 0, "{m:?}");
+        assert_all_pass(&check(&cfg).await, true);
+    }
 
     statements_at_the_server(&srv).await;
     assert_all_pass(&check(&cfg).await, true);

@@ -50,15 +50,10 @@ impl Link {
         st: &Statement,
         params: Params,
     ) -> Result<Option<T>, Error> {
-        match &mut self.wire {
-            Some(w) => w
-                .exec_rows(st.id(), positional(&params)?, st.columns())?
-                .into_iter()
-                .next()
-                .map(convert)
-                .transpose(),
-            None => self.conn.exec_first(st, params).await,
+        if self.wire.is_none() {
+            return self.conn.exec_first(st, params).await;
         }
+        Ok(self.exec(st, params).await?.into_iter().next())
     }
 
     /// Rows changed by the last statement.
