@@ -2,8 +2,8 @@
 //! (the threads themselves: [`super::clients`]).
 //!
 //! * **Direct** (`ClientIo::Direct`, the default of OLTP and TPC-C, for a client thread that
-//!   drives one connection): after connecting and preparing, the socket leaves tokio's reactor and the
-//!   measured statements are written and read by spindle's own protocol code
+//!   drives one connection): after connecting and preparing, the socket leaves tokio's reactor
+//!   and the measured statements are written and read by spindle's own protocol code
 //!   ([`super::wire`]): one send, one `epoll_wait` and one receive per statement, and about a
 //!   third of the client's user time per query of the paths below (BENCHMARKS.md).
 //! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
@@ -14,18 +14,19 @@
 //!   one query is in flight; nothing else runs on it. A reply that does not come within the
 //!   connection's read timeout is a lost connection (2013).
 //! * **The reactor without write wake-ups** (`ClientIo::Reactor`, hidden `--client-io=reactor`;
-//!   threads with several connections, or where the others are unavailable): tokio registers every socket for readable AND writable
-//!   events (edge-triggered). On a unix stream socket the kernel signals EPOLLOUT each time the
-//!   peer *reads* (unix_write_space has no "was full" check, unlike TCP), so every query woke the
-//!   client thread twice: once when the server read the request (useless), once when the reply
-//!   arrived. During `run` the requests are tiny (< 1 KiB) and strictly request/response, so a
-//!   write never meets a full buffer and never needs a writable event: EPOLLOUT is dropped from
-//!   the sockets of the run's own runtime, found through its eventpoll instances in
-//!   /proc/self/fdinfo (tokio 1.4x creates two per runtime). A query then costs write +
-//!   epoll_wait + read. If anything looks unexpected the tuning is skipped; correctness never
-//!   depends on it. `--keep-write-wakeups` (hidden) turns it off for A/B runs. bulk_insert's
-//!   requests are not tiny (multi-row INSERTs of 512 KiB fill the socket buffer and must wait
-//!   for it to drain), so its runs keep the wake-ups (`OltpConfig::drops_write_wakeups`).
+//!   threads with several connections, or where the others are unavailable): tokio registers
+//!   every socket for readable AND writable events (edge-triggered). On a unix stream socket
+//!   the kernel signals EPOLLOUT each time the peer *reads* (unix_write_space has no "was full"
+//!   check, unlike TCP), so every query woke the client thread twice: once when the server read
+//!   the request (useless), once when the reply arrived. During `run` the requests are tiny
+//!   (under 1 KiB) and strictly request/response, so a write never meets a full buffer and
+//!   never needs a writable event: EPOLLOUT is dropped from the sockets of the run's own
+//!   runtime, found through its eventpoll instances in /proc/self/fdinfo (tokio 1.4x creates
+//!   two per runtime). A query then costs write + epoll_wait + read. If anything looks
+//!   unexpected the tuning is skipped; correctness never depends on it. `--keep-write-wakeups`
+//!   (hidden) turns it off for A/B runs. bulk_insert's requests are not tiny (multi-row INSERTs
+//!   of 512 KiB fill the socket buffer and must wait for it to drain), so its runs keep the
+//!   wake-ups (`OltpConfig::drops_write_wakeups`).
 //!
 //! Tried and dropped: a blocking `read(2)` past the reactor (write + read per query). On a unix
 //! socket a reader sleeping in `recv` is also woken when the server consumes the request (see

@@ -12,9 +12,10 @@
 //! with non-blocking `recv(2)` calls into one buffer (16 KiB of room, as libmysqlclient
 //! reads), its packets framed in place and the rows skipped (OLTP) or decoded by mysql_common
 //! into mysql_async's rows (TPC-C, [`super::Link`]; parameters then encoded by mysql_common
-//! too). That is one send, one wait and one receive per statement (sysbench's client: a send, a receive
-//! that finds nothing, a poll and a receive), a few hundred instructions of protocol work in
-//! place of mysql_async's futures, codec and packet buffers, and one wake-up per statement.
+//! too). That is one send, one wait and one receive per statement (sysbench's client: a send,
+//! a receive that finds nothing, a poll and a receive), a few hundred instructions of protocol
+//! work in place of mysql_async's futures, codec and packet buffers, and one wake-up per
+//! statement.
 //!
 //! Why not wait in a blocking `recv`, one system call fewer: on a unix stream socket a reader
 //! sleeping in `recv` is also woken when the server *reads* the request (`unix_write_space`
