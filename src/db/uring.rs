@@ -149,6 +149,11 @@ impl UringSocket {
             if let Some(res) = self.reap() {
                 return Ok(res);
             }
+            // A linked send that failed posts its completion and none for the receive after
+            // it, which the kernel cancels without starting it ([`Self::receive`] reports it).
+            if self.send_failed.is_some_and(|e| e < 0) {
+                return Ok(-libc::ECANCELED);
+            }
             if left.is_zero() {
                 return self.cancel();
             }
@@ -203,6 +208,9 @@ impl UringSocket {
                 if res != -libc::ECANCELED {
                     return Ok(res);
                 }
+                break;
+            }
+            if self.send_failed.is_some_and(|e| e < 0) {
                 break;
             }
             ok = match self.ring.submit_and_wait(1) {
