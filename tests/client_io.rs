@@ -317,12 +317,20 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
     let port = free_tcp_port();
     let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
     let tcp = srv.tcp_opts(port);
-    for (what, opts) in [("unix socket", srv.opts()), ("TCP", tcp)] {
+    // Each statement through io_uring (the default where the kernel allows) and through epoll.
+    let ways = [
+        ("unix socket, io_uring", srv.opts(), true),
+        ("unix socket, epoll", srv.opts(), false),
+        ("TCP, io_uring", tcp.clone(), true),
+        ("TCP, epoll", tcp, false),
+    ];
+    for (what, opts, ring) in ways {
         let mut conn = Conn::new(opts.clone()).await.unwrap();
-        let mut w = wire::attach(&mut conn, Duration::from_secs(30))
+        let mut w = wire::attach(&mut conn, Duration::from_secs(30), ring)
             .unwrap_or_else(|e| panic!("{what}: {e}"))
             .unwrap_or_else(|| panic!("{what}: a plain socket must move"));
-        assert!(wire::attach(&mut conn, Duration::from_secs(30))
+        assert_eq!(w.uses_ring(), ring, "{what}: this kernel gave no io_uring");
+        assert!(wire::attach(&mut conn, Duration::from_secs(30), ring)
             .unwrap()
             .is_none());
         wire_exchanges(&mut conn, &mut w, what).await;
@@ -343,30 +351,33 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
 #[tokio::test]
 async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_read_timeout() {
     let srv = TestServer::start().await;
-    let mut conn = Conn::new(srv.opts()).await.unwrap();
-    let mut w = wire::attach(&mut conn, Duration::from_millis(1500))
-        .unwrap()
-        .unwrap();
-    w.query("SELECT 1").unwrap();
-    let started = Instant::now();
-    let stopped = Stopped(&srv);
-    signal_server(&srv, libc::SIGSTOP);
-    let e = w.query("SELECT 1").unwrap_err();
-    let waited = started.elapsed();
-    drop(stopped);
-    assert_cut_off_by_the_read_timeout(&e, waited);
-    let again = w.query("SELECT 1").unwrap_err();
-    assert!(matches!(
-        classify(&again, &IgnoreErrors::default()),
-        ErrorClass::Lost(_)
-    ));
-    // A slow statement inside the timeout is not cut off.
-    let mut conn = Conn::new(srv.opts()).await.unwrap();
-    let mut w = wire::attach(&mut conn, Duration::from_secs(5))
-        .unwrap()
-        .unwrap();
-    w.query("SELECT SLEEP(2)").unwrap();
-    conn.disconnect().await.unwrap();
+    for ring in [true, false] {
+        let mut conn = Conn::new(srv.opts()).await.unwrap();
+        let mut w = wire::attach(&mut conn, Duration::from_millis(1500), ring)
+            .unwrap()
+            .unwrap();
+        assert_eq!(w.uses_ring(), ring);
+        w.query("SELECT 1").unwrap();
+        let started = Instant::now();
+        let stopped = Stopped(&srv);
+        signal_server(&srv, libc::SIGSTOP);
+        let e = w.query("SELECT 1").unwrap_err();
+        let waited = started.elapsed();
+        drop(stopped);
+        assert_cut_off_by_the_read_timeout(&e, waited);
+        let again = w.query("SELECT 1").unwrap_err();
+        assert!(matches!(
+            classify(&again, &IgnoreErrors::default()),
+            ErrorClass::Lost(_)
+        ));
+        // A slow statement inside the timeout is not cut off.
+        let mut conn = Conn::new(srv.opts()).await.unwrap();
+        let mut w = wire::attach(&mut conn, Duration::from_secs(5), ring)
+            .unwrap()
+            .unwrap();
+        w.query("SELECT SLEEP(2)").unwrap();
+        conn.disconnect().await.unwrap();
+    }
 }
 
 #[tokio::test]
@@ -407,13 +418,20 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     prepare(&srv).await;
     // Every connection of a --client-io=uring run is read through io_uring, of a direct run
     // (the default) written and read by spindle; the reactor's are not.
-    for (io, note) in [
-        (ClientIo::Uring, "replies received through io_uring on "),
+    const DIRECT: &str = "statements sent and replies read by spindle on ";
+    for (io, note, how) in [
+        (ClientIo::Uring, "replies received through io_uring on ", ""),
         (
             ClientIo::Direct,
-            "statements sent and replies read by spindle on ",
+            DIRECT,
+            "(one io_uring_enter per statement",
         ),
-        (ClientIo::Reactor, "writable wake-ups dropped on "),
+        (
+            ClientIo::DirectEpoll,
+            DIRECT,
+            "(one send, one wait and one receive",
+        ),
+        (ClientIo::Reactor, "writable wake-ups dropped on ", ""),
     ] {
         let mut c = config(&srv);
         c.events = 2000;
@@ -425,10 +443,17 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
         assert_eq!(r.error, None);
         assert_eq!(r.events, 2000);
         assert_eq!(diagnostics_say(&r, note), 2, "{io:?}: {:?}", r.diagnostics);
+        assert!(
+            r.diagnostics
+                .iter()
+                .any(|n| n.starts_with(note) && n.contains(how)),
+            "{io:?}: {:?}",
+            r.diagnostics
+        );
     }
     // A server that stops answering: every statement in flight times out (2013), reconnecting
     // finds no answer either, and the run ends with the error and the work done before.
-    for io in [ClientIo::Uring, ClientIo::Direct] {
+    for io in [ClientIo::Uring, ClientIo::Direct, ClientIo::DirectEpoll] {
         stopped_server_ends_the_run(&srv, io).await;
     }
 }

@@ -206,8 +206,9 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     let m = run(&run_cfg).await;
     assert_eq!(m.error, None);
     assert!(
-        m.diagnostics.iter().any(|n| n
-            .starts_with("statements sent and replies read by spindle on 4 blocking connections")),
+        m.diagnostics.iter().any(|n| n.starts_with(
+            "statements sent and replies read by spindle on 4 connections (one io_uring_enter"
+        )),
         "{:?}",
         m.diagnostics
     );

@@ -164,10 +164,15 @@ pub struct OltpArgs {
     pub keep_write_wakeups: bool,
     /// How the run's connections send statements and wait for replies, for A/B measurements:
     /// direct (the default: a thread's only connection is written and read by spindle's own
-    /// protocol code), reactor (mysql_async on tokio's epoll), uring (a thread's only
-    /// connection is read through io_uring, the request sent in the same system call) or
+    /// protocol code, each statement with its reply in one io_uring_enter), direct-epoll (the
+    /// same with a send, an epoll wait and a receive), reactor (mysql_async on tokio's epoll),
+    /// uring (mysql_async read through io_uring, the request sent in the same system call) or
     /// uring-send (the request by its own send).
-    #[arg(long, hide = true, value_name = "direct|reactor|uring|uring-send")]
+    #[arg(
+        long,
+        hide = true,
+        value_name = "direct|direct-epoll|reactor|uring|uring-send"
+    )]
     pub client_io: Option<String>,
     /// OS threads driving the connections (0 = one per connection).
     #[arg(long, default_value_t = 0)]

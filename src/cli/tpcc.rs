@@ -107,10 +107,15 @@ pub struct TpccArgs {
     #[arg(long, hide = true)]
     pub keep_write_wakeups: bool,
     /// How the run's connections wait for replies, for A/B measurements: direct (the default:
-    /// a thread's only connection has its statements written and read by spindle itself),
-    /// reactor (tokio's epoll), uring (read through io_uring, the request sent in the same
-    /// system call) or uring-send (the request by its own send).
-    #[arg(long, hide = true, value_name = "direct|reactor|uring|uring-send")]
+    /// a thread's only connection has its statements written and read by spindle itself, each
+    /// with its reply in one io_uring_enter), direct-epoll (the same with a send, an epoll wait
+    /// and a receive), reactor (tokio's epoll), uring (mysql_async read through io_uring, the
+    /// request sent in the same system call) or uring-send (the request by its own send).
+    #[arg(
+        long,
+        hide = true,
+        value_name = "direct|direct-epoll|reactor|uring|uring-send"
+    )]
     pub client_io: Option<String>,
     /// tpcc_load's -l/-m/-n (partial loads) and tpcc_start's -m/-o (several schemas): not
     /// supported, refused with an explanation.

@@ -245,8 +245,15 @@ mod tests {
             io(&args(&["--client-io=uring"])).unwrap(),
             crate::db::ClientIo::Uring
         );
+        assert_eq!(
+            io(&args(&["--client-io=direct-epoll"])).unwrap(),
+            crate::db::ClientIo::DirectEpoll
+        );
         let e = io(&args(&["--client-io=epoll"])).unwrap_err().to_string();
-        assert!(e.contains("--client-io epoll: use direct, reactor"), "{e}");
+        assert!(
+            e.contains("--client-io epoll: use direct, direct-epoll, reactor"),
+            "{e}"
+        );
     }
 
     #[test]

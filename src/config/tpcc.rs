@@ -296,7 +296,10 @@ mod tests {
             crate::db::ClientIo::Reactor
         );
         let e = io(&["--client-io=epoll"]).unwrap_err().to_string();
-        assert!(e.contains("--client-io epoll: use direct, reactor"), "{e}");
+        assert!(
+            e.contains("--client-io epoll: use direct, direct-epoll, reactor"),
+            "{e}"
+        );
         let a = parse(&["--statements=batched", "--layout=2011", "--format=json"]).unwrap();
         assert_eq!(a.statements, Statements::Batched);
         assert_eq!(a.layout, crate::report::tpcc_text::Layout::Y2011);

@@ -196,34 +196,15 @@ impl Waiter {
     /// reply is then awaited in a blocking `recv` with the socket's receive timeout).
     pub(super) fn new(fd: &OwnedFd, timeout: Duration) -> Option<Waiter> {
         use std::os::fd::FromRawFd;
-        let every = (timeout / 8).max(Duration::from_millis(1));
-        let period = libc::timespec {
-            tv_sec: every.as_secs() as _,
-            tv_nsec: every.subsec_nanos() as _,
-        };
-        let spec = libc::itimerspec {
-            it_interval: period,
-            it_value: period,
-        };
-        // SAFETY: epoll_create1 and timerfd_create return new descriptors this takes ownership
-        // of; epoll_ctl and timerfd_settime get valid structs.
+        let tick = ticker(timeout)?;
+        // SAFETY: epoll_create1 returns a new descriptor this takes ownership of; epoll_ctl gets
+        // valid structs.
         unsafe {
             let ep = libc::epoll_create1(libc::EPOLL_CLOEXEC);
             if ep < 0 {
                 return None;
             }
             let ep = OwnedFd::from_raw_fd(ep);
-            let tick = libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
-            );
-            if tick < 0 {
-                return None;
-            }
-            let tick = OwnedFd::from_raw_fd(tick);
-            if libc::timerfd_settime(tick.as_raw_fd(), 0, &spec, std::ptr::null_mut()) < 0 {
-                return None;
-            }
             for (f, data) in [(fd.as_raw_fd(), SOCKET_READY), (tick.as_raw_fd(), TICK)] {
                 let mut ev = libc::epoll_event {
                     events: libc::EPOLLIN as u32,
@@ -267,5 +248,33 @@ impl Waiter {
                 Some(_) => {}
             }
         }
+    }
+}
+
+/// A non-blocking timerfd that expires every eighth of `timeout` (at least every millisecond)
+/// for as long as it is open: the clock of a wait that passes no timeout to the kernel.
+pub(super) fn ticker(timeout: Duration) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let every = (timeout / 8).max(Duration::from_millis(1));
+    let period = libc::timespec {
+        tv_sec: every.as_secs() as _,
+        tv_nsec: every.subsec_nanos() as _,
+    };
+    let spec = libc::itimerspec {
+        it_interval: period,
+        it_value: period,
+    };
+    // SAFETY: timerfd_create returns a new descriptor this takes ownership of; timerfd_settime
+    // gets a valid struct.
+    unsafe {
+        let fd = libc::timerfd_create(
+            libc::CLOCK_MONOTONIC,
+            libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
+        );
+        if fd < 0 {
+            return None;
+        }
+        let fd = OwnedFd::from_raw_fd(fd);
+        (libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) == 0).then_some(fd)
     }
 }

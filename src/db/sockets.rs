@@ -4,8 +4,11 @@
 //! * **Direct** (`ClientIo::Direct`, the default of OLTP and TPC-C, for a client thread that
 //!   drives one connection): after connecting and preparing, the socket leaves tokio's reactor
 //!   and the measured statements are written and read by spindle's own protocol code
-//!   ([`super::wire`]): one send, one `epoll_wait` and one receive per statement, and about a
-//!   third of the client's user time per query of the paths below (BENCHMARKS.md).
+//!   ([`super::wire`]), about a third of the client's user time per query of the paths below
+//!   (BENCHMARKS.md). Each statement goes out and its reply comes back in one
+//!   `io_uring_enter` ([`super::ringwire`]) where the kernel has what that needs (6.1); on
+//!   older kernels, and with the hidden `--client-io=direct-epoll`, in one send, one
+//!   `epoll_wait` and one receive.
 //! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
 //!   drives one connection): after connecting and preparing, the connection's socket leaves tokio's
 //!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
@@ -32,7 +35,8 @@
 //! socket a reader sleeping in `recv` is also woken when the server consumes the request (see
 //! [`super::uring`]), so it cost more CPU per query than epoll: 0.89-0.90x the queries per
 //! second and 1.10-1.18x the client CPU per query in interleaved runs. The same held for the
-//! direct path ([`super::wire`]), which therefore waits in an epoll instance of its own.
+//! direct path ([`super::wire`]), which therefore waits in io_uring or in an epoll instance of
+//! its own.
 
 use super::conn::ConnectionConfig;
 use super::wire::Wire;
@@ -59,9 +63,12 @@ pub enum ClientIo {
     Reactor,
     /// The default of OLTP and TPC-C: a client thread with one connection writes and reads
     /// the measured loop's statements itself on the socket made blocking ([`super::wire`]; TPC-C's
-    /// rows decoded by mysql_common, [`super::Link`]): one send, one `epoll_wait` and one
-    /// receive per statement. Threads with several connections use the reactor.
+    /// rows decoded by mysql_common, [`super::Link`]): one `io_uring_enter` per statement
+    /// ([`super::ringwire`]), or where the kernel lacks what that needs, as `DirectEpoll`.
+    /// Threads with several connections use the reactor.
     Direct,
+    /// The same, waiting in epoll: one send, one `epoll_wait` and one receive per statement.
+    DirectEpoll,
 }
 
 impl ClientIo {
@@ -76,7 +83,9 @@ impl ClientIo {
         match flag {
             None => Ok(ClientIo::Direct),
             Some(s) => Self::parse(s).ok_or_else(|| {
-                anyhow::anyhow!("--client-io {s}: use direct, reactor, uring or uring-send")
+                anyhow::anyhow!(
+                    "--client-io {s}: use direct, direct-epoll, reactor, uring or uring-send"
+                )
             }),
         }
     }
@@ -87,6 +96,7 @@ impl ClientIo {
             "uring-send" => Some(ClientIo::UringSend),
             "reactor" => Some(ClientIo::Reactor),
             "direct" => Some(ClientIo::Direct),
+            "direct-epoll" => Some(ClientIo::DirectEpoll),
             _ => None,
         }
     }
@@ -99,8 +109,10 @@ pub struct IoStats {
     /// the receive.
     uring: AtomicU64,
     linked: AtomicU64,
-    /// Connections whose measured statements spindle wrote and read itself ([`super::wire`]).
+    /// Connections whose measured statements spindle wrote and read itself ([`super::wire`]),
+    /// and those of them that did through io_uring ([`super::ringwire`]).
     direct: AtomicU64,
+    direct_ring: AtomicU64,
     /// Sockets whose writable wake-ups were dropped.
     tuned: AtomicU64,
     /// Why a connection meant for io_uring used the reactor (the first reason seen).
@@ -123,11 +135,18 @@ impl IoStats {
                 }
             ));
         }
-        let direct = self.direct.load(Relaxed);
-        if direct > 0 {
+        let (direct, ring) = (self.direct.load(Relaxed), self.direct_ring.load(Relaxed));
+        if ring > 0 {
             notes.push(format!(
-                "statements sent and replies read by spindle on {direct} blocking connections \
-                 (one send, one wait and one receive per statement)"
+                "statements sent and replies read by spindle on {ring} connections \
+                 (one io_uring_enter per statement, the request sent in it)"
+            ));
+        }
+        if direct > ring {
+            notes.push(format!(
+                "statements sent and replies read by spindle on {} connections \
+                 (one send, one wait and one receive per statement)",
+                direct - ring
             ));
         }
         if let Some(why) = self
@@ -161,8 +180,8 @@ pub(crate) struct ThreadIo {
     /// whether requests go out linked to the receive.
     uring: Option<(Duration, bool)>,
     /// Write and read the measured statements on a blocking socket, with this read timeout
-    /// (the thread drives one connection).
-    direct: Option<Duration>,
+    /// (the thread drives one connection), and whether through io_uring where it can.
+    direct: Option<(Duration, bool)>,
     /// The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
     polls: Vec<i32>,
 }
@@ -171,10 +190,13 @@ impl ThreadIo {
     /// Applies the thread's way of waiting to `conn` (connected and prepared) and counts it.
     /// The [`Wire`] the measured loop is to use for its statements, in `ClientIo::Direct`.
     pub(crate) fn apply(&self, conn: &mut mysql_async::Conn, stats: &IoStats) -> Option<Wire> {
-        if let Some(timeout) = self.direct {
-            match super::wire::attach(conn, timeout) {
+        if let Some((timeout, ring)) = self.direct {
+            match super::wire::attach(conn, timeout, ring) {
                 Ok(Some(wire)) => {
                     stats.direct.fetch_add(1, Relaxed);
+                    stats
+                        .direct_ring
+                        .fetch_add(u64::from(wire.uses_ring()), Relaxed);
                     return Some(wire);
                 }
                 Ok(None) => stats.fell_back("direct I/O not used: not a plain socket".into()),
@@ -275,8 +297,9 @@ pub(crate) fn client_runtime(
             ThreadIo {
                 uring: (matches!(io, ClientIo::Uring | ClientIo::UringSend) && connections == 1)
                     .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
-                direct: (io == ClientIo::Direct && connections == 1)
-                    .then(|| connection.read_timeout()),
+                direct: (matches!(io, ClientIo::Direct | ClientIo::DirectEpoll)
+                    && connections == 1)
+                    .then(|| (connection.read_timeout(), io == ClientIo::Direct)),
                 polls: if skip_write_wakeups {
                     polls
                 } else {

@@ -5,24 +5,33 @@
 //! socket leaves tokio's reactor (`Conn::set_blocking_io`, a vendored patch) and is made
 //! blocking, with the read timeout as `SO_RCVTIMEO`/`SO_SNDTIMEO`. The measured loop's
 //! statements — a prepared statement's COM_STMT_EXECUTE with integer and string parameters,
-//! or a COM_QUERY — are encoded into one buffer and go out in one `send(2)`; the client waits
-//! in `epoll_wait(2)` on an epoll instance of its own that watches the socket for EPOLLIN
-//! only, beside a timer that ticks every eighth of the read timeout (the wait has no timeout
-//! of its own, so no kernel timer is armed per statement: [`Waiter`]), and receives the reply
-//! with non-blocking `recv(2)` calls into one buffer (16 KiB of room, as libmysqlclient
-//! reads), its packets framed in place and the rows skipped (OLTP) or decoded by mysql_common
-//! into mysql_async's rows (TPC-C, [`super::Link`]; parameters then encoded by mysql_common
-//! too). That is one send, one wait and one receive per statement (sysbench's client: a send,
-//! a receive that finds nothing, a poll and a receive), a few hundred instructions of protocol
-//! work in place of mysql_async's futures, codec and packet buffers, and one wake-up per
-//! statement.
+//! or a COM_QUERY — are encoded into one buffer, and the reply is received into one buffer
+//! (16 KiB of room, as libmysqlclient reads), its packets framed in place and the rows skipped
+//! (OLTP) or decoded by mysql_common into mysql_async's rows (TPC-C, [`super::Link`];
+//! parameters then encoded by mysql_common too): a few hundred instructions of protocol work in
+//! place of mysql_async's futures, codec and packet buffers, and one wake-up per statement.
 //!
-//! Why not wait in a blocking `recv`, one system call fewer: on a unix stream socket a reader
-//! sleeping in `recv` is also woken when the server *reads* the request (`unix_write_space`
-//! wakes every sleeper of the socket, with no event mask; see [`super::uring`]): two wake-ups
-//! per statement instead of one, measured at 2.0 context switches per query against 1.0, and
-//! 1.10-1.16x the client CPU per query of the epoll wait in interleaved pairs (BENCHMARKS.md).
-//! An epoll entry is only woken by the events it asked for.
+//! How a statement goes out and its reply comes back:
+//! * Through the connection's own io_uring ([`RingWire`], where the kernel has what it needs:
+//!   Linux 6.1): the request waits in `out` until the reply is received and goes out linked
+//!   before that receive, so one `io_uring_enter(2)` sends the statement, sleeps and receives
+//!   the reply: one system call per statement (sysbench's client: a send, a receive that
+//!   finds nothing, a poll and a receive).
+//! * Otherwise (and with `--client-io=direct-epoll`): one `send(2)`, a wait in `epoll_wait(2)`
+//!   on an epoll instance of its own that watches the socket for EPOLLIN only, beside a timer
+//!   that ticks every eighth of the read timeout (the wait has no timeout of its own, so no
+//!   kernel timer is armed per statement: [`Waiter`]), and non-blocking `recv(2)` calls.
+//!
+//! In interleaved runs over the same fixed work the two cost the same client CPU per query
+//! within this VM's noise (BENCHMARKS.md); the ring makes a third of the system calls.
+//!
+//! Why not wait in a blocking `recv`, one system call fewer than epoll: on a unix stream socket
+//! a reader sleeping in `recv` is also woken when the server *reads* the request
+//! (`unix_write_space` wakes every sleeper of the socket, with no event mask; see
+//! [`super::uring`]): two wake-ups per statement instead of one, measured at 2.0 context
+//! switches per query against 1.0, and 1.10-1.16x the client CPU per query of the epoll wait in
+//! interleaved pairs (BENCHMARKS.md). An epoll entry, like the ring's poll, is only woken by
+//! the events it asked for.
 //!
 //! Everything else done on the connection (the drop's COM_QUIT, anything an engine does not
 //! route here, a test's own queries) goes through mysql_async,
@@ -37,6 +46,7 @@
 //! reconnect. The first such error marks the wire broken: nothing more is sent on it.
 
 use super::blocking::{make_blocking, recv, recv_with, send_all, BlockingSocket, Waiter};
+use super::ringwire::{RingWire, LINK_MAX};
 use mysql_async::{Column, Error, IoError, Row, ServerError, Value};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::ComStmtExecuteRequestBuilder;
@@ -69,7 +79,13 @@ const READ_ROOM: usize = 16 * 1024;
 /// mysql_async goes on through [`BlockingSocket`], the measured loop through the returned
 /// [`Wire`]. `Ok(None)`: not a plain TCP or unix socket (TLS), nothing changed. On `Err` the
 /// connection may be closed (its next statement fails as a lost connection).
-pub fn attach(conn: &mut mysql_async::Conn, timeout: Duration) -> io::Result<Option<Wire>> {
+/// `ring`: each statement and its reply in one `io_uring_enter` where the kernel can
+/// ([`RingWire`]), else (and with `false`) a send, an epoll wait and a receive.
+pub fn attach(
+    conn: &mut mysql_async::Conn,
+    timeout: Duration,
+    ring: bool,
+) -> io::Result<Option<Wire>> {
     let mut shared: Option<Arc<OwnedFd>> = None;
     let mut failed: Option<io::Error> = None;
     let moved = conn.set_blocking_io(|fd| {
@@ -84,7 +100,7 @@ pub fn attach(conn: &mut mysql_async::Conn, timeout: Duration) -> io::Result<Opt
         return Err(e);
     }
     Ok(match (moved, shared) {
-        (true, Some(fd)) => Some(Wire::new(fd, timeout)),
+        (true, Some(fd)) => Some(Wire::new(fd, timeout, ring)),
         _ => None,
     })
 }
@@ -108,6 +124,11 @@ pub struct Wire {
     waiter: Option<Waiter>,
     /// A request went out and nothing of its reply was received yet.
     awaiting: bool,
+    /// Where each request is sent and its reply received in one system call, when the kernel
+    /// allows ([`RingWire`]); the waiter is then unused.
+    ring: Option<RingWire>,
+    /// `out` holds a request that goes out with the next receive (through the ring).
+    held: bool,
 }
 
 /// Where a reply's rows go when they are read, not skipped.
@@ -124,9 +145,14 @@ enum Head {
 }
 
 impl Wire {
-    fn new(fd: Arc<OwnedFd>, timeout: Duration) -> Wire {
-        let waiter = Waiter::new(&fd, timeout);
+    fn new(fd: Arc<OwnedFd>, timeout: Duration, ring: bool) -> Wire {
+        let ring = ring
+            .then(|| RingWire::new(fd.as_raw_fd(), timeout))
+            .flatten();
+        let waiter = ring.is_none().then(|| Waiter::new(&fd, timeout)).flatten();
         Wire {
+            ring,
+            held: false,
             fd,
             timeout,
             out: Vec::with_capacity(256),
@@ -142,6 +168,10 @@ impl Wire {
 
     /// One receive into the spare room of `inb`.
     fn receive(&mut self) -> io::Result<usize> {
+        if let Some(ring) = &mut self.ring {
+            let out = std::mem::take(&mut self.held).then_some(&self.out[..]);
+            return ring.round_trip(out, self.inb.spare_capacity_mut());
+        }
         let fd = self.fd.as_raw_fd();
         let Some(waiter) = &self.waiter else {
             return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
@@ -155,6 +185,11 @@ impl Wire {
                 done => return done,
             }
         }
+    }
+
+    /// Whether statements and replies go through io_uring ([`RingWire`]).
+    pub fn uses_ring(&self) -> bool {
+        self.ring.is_some()
     }
 
     /// Rows changed by the last statement (its OK packet), as `Conn::affected_rows`.
@@ -285,6 +320,12 @@ impl Wire {
                 }
             }
             self.seq = seq;
+        }
+        // Held for the receive of its reply, unless bytes are waiting already (a server never
+        // sends before the request; a test's may), which may hold the whole reply.
+        if self.ring.is_some() && self.out.len() <= LINK_MAX && self.pos == self.inb.len() {
+            self.held = true;
+            return Ok(());
         }
         send_all(self.fd.as_raw_fd(), &self.out, self.timeout).map_err(lost)?;
         self.awaiting = true;
@@ -556,6 +597,19 @@ mod tests {
     use std::io::{Read, Write};
     use std::os::unix::net::UnixStream;
 
+    thread_local! {
+        /// Whether the wires of this test thread wait in io_uring (else in epoll).
+        static RING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Runs `test` with its wires waiting in io_uring ([`RingWire`]), then in epoll.
+    fn both_ways(test: impl Fn()) {
+        for ring in [true, false] {
+            RING.set(ring);
+            test();
+        }
+    }
+
     /// A wire on one end of a socket pair; the test plays the server on the other.
     fn pair() -> (Wire, UnixStream) {
         pair_with(Duration::from_secs(5))
@@ -566,7 +620,19 @@ mod tests {
         let (a, b) = UnixStream::pair().unwrap();
         let fd = Arc::new(OwnedFd::from(a));
         make_blocking(fd.as_raw_fd(), timeout).unwrap();
-        (Wire::new(fd, timeout), b)
+        let ring = RING.get();
+        let w = Wire::new(fd, timeout, ring);
+        assert_eq!(
+            w.uses_ring(),
+            ring,
+            "this kernel gave the wire no io_uring (Linux 6.1)"
+        );
+        assert_eq!(
+            w.waiter.is_some(),
+            !ring,
+            "no epoll instance or timerfd here"
+        );
+        (w, b)
     }
 
     /// Packets with sequence numbers from 1, as a server's reply.
@@ -596,223 +662,240 @@ mod tests {
 
     #[test]
     fn encodes_a_statement_execute_as_mysql_common_does() {
-        let (mut w, mut srv) = pair();
-        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-        w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
-        assert_eq!(w.affected_rows(), 3);
-        let mut want = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x08, 0, 0xfd, 0];
-        want.extend_from_slice(&(-2i64).to_le_bytes());
-        want.extend_from_slice(&[2, b'a', b'b']);
-        assert_eq!(request(&mut srv), want);
-        // Without parameters: no NULL bitmap and no types.
-        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-        w.exec(9, &[]).unwrap();
-        assert_eq!(request(&mut srv), vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]);
+        both_ways(|| {
+            let (mut w, mut srv) = pair();
+            srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
+            assert_eq!(w.affected_rows(), 3);
+            let mut want = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x08, 0, 0xfd, 0];
+            want.extend_from_slice(&(-2i64).to_le_bytes());
+            want.extend_from_slice(&[2, b'a', b'b']);
+            assert_eq!(request(&mut srv), want);
+            // Without parameters: no NULL bitmap and no types.
+            srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            w.exec(9, &[]).unwrap();
+            assert_eq!(request(&mut srv), vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]);
+        });
     }
 
     #[test]
     fn mysql_values_encode_as_the_wires_own_parameters_and_rows_decode() {
-        use mysql_async::consts::{ColumnFlags, ColumnType};
-        let (mut w, mut srv) = pair();
-        // Values encoded by mysql_common: the same bytes as the wire's own encoding.
-        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-        w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
-        w.exec_values(7, &[Value::Int(-2), Value::Bytes(b"ab".to_vec())])
-            .unwrap();
-        assert_eq!(w.affected_rows(), 3);
-        assert_eq!(request(&mut srv), request(&mut srv));
+        both_ways(|| {
+            use mysql_async::consts::{ColumnFlags, ColumnType};
+            let (mut w, mut srv) = pair();
+            // Values encoded by mysql_common: the same bytes as the wire's own encoding.
+            srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
+            w.exec_values(7, &[Value::Int(-2), Value::Bytes(b"ab".to_vec())])
+                .unwrap();
+            assert_eq!(w.affected_rows(), 3);
+            assert_eq!(request(&mut srv), request(&mut srv));
 
-        // Rows of a prepared statement whose definitions the reply leaves out (MariaDB's
-        // cached metadata): decoded with the prepare's columns, a NULL through the bitmap.
-        let cols: Arc<[Column]> = vec![
-            Column::new(ColumnType::MYSQL_TYPE_LONGLONG),
-            Column::new(ColumnType::MYSQL_TYPE_VAR_STRING),
-            Column::new(ColumnType::MYSQL_TYPE_DOUBLE),
-        ]
-        .into();
-        let mut r1 = vec![0x00, 0x00];
-        r1.extend_from_slice(&7i64.to_le_bytes());
-        r1.extend_from_slice(&[2, b'a', b'b']);
-        r1.extend_from_slice(&1.5f64.to_le_bytes());
-        let mut r2 = vec![0x00, 0x10]; // the third column (bit 2 + 2) is NULL
-        r2.extend_from_slice(&(-1i64).to_le_bytes());
-        r2.push(0);
-        srv.write_all(&reply(&[&[3, 0], &r1, &r2, DEPRECATE_EOF_OK]))
-            .unwrap();
-        let rows = w.exec_rows(2, &[Value::UInt(5)], cols.clone()).unwrap();
-        let mut req = request(&mut srv);
-        assert_eq!(req.drain(..5).collect::<Vec<_>>(), [0x17, 2, 0, 0, 0]);
-        assert_eq!(req[7..9], [0x08, 0x80], "UInt goes as an unsigned LONGLONG");
-        type R = (i64, Vec<u8>, Option<f64>);
-        let got: Vec<R> = rows.into_iter().map(mysql_async::from_row).collect();
-        assert_eq!(
-            got,
-            vec![(7, b"ab".to_vec(), Some(1.5)), (-1, Vec::new(), None)]
-        );
+            // Rows of a prepared statement whose definitions the reply leaves out (MariaDB's
+            // cached metadata): decoded with the prepare's columns, a NULL through the bitmap.
+            let cols: Arc<[Column]> = vec![
+                Column::new(ColumnType::MYSQL_TYPE_LONGLONG),
+                Column::new(ColumnType::MYSQL_TYPE_VAR_STRING),
+                Column::new(ColumnType::MYSQL_TYPE_DOUBLE),
+            ]
+            .into();
+            let mut r1 = vec![0x00, 0x00];
+            r1.extend_from_slice(&7i64.to_le_bytes());
+            r1.extend_from_slice(&[2, b'a', b'b']);
+            r1.extend_from_slice(&1.5f64.to_le_bytes());
+            let mut r2 = vec![0x00, 0x10]; // the third column (bit 2 + 2) is NULL
+            r2.extend_from_slice(&(-1i64).to_le_bytes());
+            r2.push(0);
+            srv.write_all(&reply(&[&[3, 0], &r1, &r2, DEPRECATE_EOF_OK]))
+                .unwrap();
+            let rows = w.exec_rows(2, &[Value::UInt(5)], cols.clone()).unwrap();
+            let mut req = request(&mut srv);
+            assert_eq!(req.drain(..5).collect::<Vec<_>>(), [0x17, 2, 0, 0, 0]);
+            assert_eq!(req[7..9], [0x08, 0x80], "UInt goes as an unsigned LONGLONG");
+            type R = (i64, Vec<u8>, Option<f64>);
+            let got: Vec<R> = rows.into_iter().map(mysql_async::from_row).collect();
+            assert_eq!(
+                got,
+                vec![(7, b"ab".to_vec(), Some(1.5)), (-1, Vec::new(), None)]
+            );
 
-        // Definitions in the reply (the old protocol, EOF after them) win over the prepare's.
-        let mut def = Vec::new();
-        Column::new(ColumnType::MYSQL_TYPE_LONG)
-            .with_flags(ColumnFlags::UNSIGNED_FLAG)
-            .serialize(&mut def);
-        let mut r = vec![0x00, 0x00];
-        r.extend_from_slice(&4_000_000_000u32.to_le_bytes());
-        srv.write_all(&reply(&[&[1, 1], &def, EOF, &r, &r, EOF]))
-            .unwrap();
-        let rows = w.exec_rows(3, &[], cols).unwrap();
-        let _ = request(&mut srv);
-        let got: Vec<u32> = rows.into_iter().map(mysql_async::from_row).collect();
-        assert_eq!(got, vec![4_000_000_000, 4_000_000_000]);
-        // An OK in place of a result: no rows, affected rows kept.
-        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-        assert!(w.exec_rows(3, &[], Vec::new().into()).unwrap().is_empty());
-        assert_eq!(w.affected_rows(), 3);
+            // Definitions in the reply (the old protocol, EOF after them) win over the prepare's.
+            let mut def = Vec::new();
+            Column::new(ColumnType::MYSQL_TYPE_LONG)
+                .with_flags(ColumnFlags::UNSIGNED_FLAG)
+                .serialize(&mut def);
+            let mut r = vec![0x00, 0x00];
+            r.extend_from_slice(&4_000_000_000u32.to_le_bytes());
+            srv.write_all(&reply(&[&[1, 1], &def, EOF, &r, &r, EOF]))
+                .unwrap();
+            let rows = w.exec_rows(3, &[], cols).unwrap();
+            let _ = request(&mut srv);
+            let got: Vec<u32> = rows.into_iter().map(mysql_async::from_row).collect();
+            assert_eq!(got, vec![4_000_000_000, 4_000_000_000]);
+            // An OK in place of a result: no rows, affected rows kept.
+            srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            assert!(w.exec_rows(3, &[], Vec::new().into()).unwrap().is_empty());
+            assert_eq!(w.affected_rows(), 3);
+        });
     }
 
     #[test]
     fn skips_rows_with_and_without_deprecate_eof_and_follows_more_results() {
-        let (mut w, mut srv) = pair();
-        let col: &[u8] = &[
-            3, b'd', b'e', b'f', 0, 0, 0, 1, b'c', 0, 0x0c, 8, 0, 0, 0, 0, 0xfd,
-        ];
-        let row: &[u8] = &[1, b'x'];
-        // Old protocol: columns, EOF, rows, EOF (more results), then an OK; no rows at all in
-        // a second set (EOF right after EOF).
-        let old = reply(&[
-            &[1],
-            col,
-            EOF,
-            row,
-            row,
-            EOF_MORE,
-            &[1],
-            col,
-            EOF,
-            EOF_MORE,
-            OK_3_ROWS,
-        ]);
-        srv.write_all(&old).unwrap();
-        w.query("CALL p()").unwrap();
-        assert_eq!(request(&mut srv), b"\x03CALL p()".to_vec());
-        assert_eq!(w.affected_rows(), 3);
-        // CLIENT_DEPRECATE_EOF: columns, rows, an OK-shaped 0xFE terminator; and none.
-        srv.write_all(&reply(&[&[1], col, row, DEPRECATE_EOF_OK]))
-            .unwrap();
-        w.query("SELECT c").unwrap();
-        srv.write_all(&reply(&[&[1], col, DEPRECATE_EOF_OK]))
-            .unwrap();
-        w.query("SELECT c").unwrap();
-        // MariaDB's cached metadata: a column count with "metadata follows" 0, no definitions.
-        srv.write_all(&reply(&[&[2, 0], row, DEPRECATE_EOF_OK]))
-            .unwrap();
-        w.exec(4, &[]).unwrap();
-        srv.write_all(&reply(&[&[1, 1], col, row, DEPRECATE_EOF_OK]))
-            .unwrap();
-        w.exec(4, &[]).unwrap();
-        // The socket is in step: the next reply is read whole.
-        srv.write_all(&reply(&[&[0, 1, 0, 2, 0, 0, 0]])).unwrap();
-        w.query("UPDATE").unwrap();
-        assert_eq!(w.affected_rows(), 1);
+        both_ways(|| {
+            let (mut w, mut srv) = pair();
+            let col: &[u8] = &[
+                3, b'd', b'e', b'f', 0, 0, 0, 1, b'c', 0, 0x0c, 8, 0, 0, 0, 0, 0xfd,
+            ];
+            let row: &[u8] = &[1, b'x'];
+            // Old protocol: columns, EOF, rows, EOF (more results), then an OK; no rows at all in
+            // a second set (EOF right after EOF).
+            let old = reply(&[
+                &[1],
+                col,
+                EOF,
+                row,
+                row,
+                EOF_MORE,
+                &[1],
+                col,
+                EOF,
+                EOF_MORE,
+                OK_3_ROWS,
+            ]);
+            srv.write_all(&old).unwrap();
+            w.query("CALL p()").unwrap();
+            assert_eq!(request(&mut srv), b"\x03CALL p()".to_vec());
+            assert_eq!(w.affected_rows(), 3);
+            // CLIENT_DEPRECATE_EOF: columns, rows, an OK-shaped 0xFE terminator; and none.
+            srv.write_all(&reply(&[&[1], col, row, DEPRECATE_EOF_OK]))
+                .unwrap();
+            w.query("SELECT c").unwrap();
+            srv.write_all(&reply(&[&[1], col, DEPRECATE_EOF_OK]))
+                .unwrap();
+            w.query("SELECT c").unwrap();
+            // MariaDB's cached metadata: a column count with "metadata follows" 0, no definitions.
+            srv.write_all(&reply(&[&[2, 0], row, DEPRECATE_EOF_OK]))
+                .unwrap();
+            w.exec(4, &[]).unwrap();
+            srv.write_all(&reply(&[&[1, 1], col, row, DEPRECATE_EOF_OK]))
+                .unwrap();
+            w.exec(4, &[]).unwrap();
+            // The socket is in step: the next reply is read whole.
+            srv.write_all(&reply(&[&[0, 1, 0, 2, 0, 0, 0]])).unwrap();
+            w.query("UPDATE").unwrap();
+            assert_eq!(w.affected_rows(), 1);
+        });
     }
 
     #[test]
     fn an_err_packet_is_the_servers_error_and_the_connection_goes_on() {
-        let (mut w, mut srv) = pair();
-        let mut err = vec![0xff, 0xbd, 0x04, b'#'];
-        err.extend_from_slice(b"40001Deadlock found");
-        // A progress report (code 0xFFFF) first is skipped.
-        let progress: &[u8] = &[0xff, 0xff, 0xff, 1, 1, 0, 0, 0];
-        srv.write_all(&reply(&[progress, &err])).unwrap();
-        let e = w.exec(1, &[Param::Int(1)]).unwrap_err();
-        match e {
-            Error::Server(s) => {
-                assert_eq!((s.code, s.state.as_str()), (1213, "40001"));
-                assert_eq!(s.message, "Deadlock found");
+        both_ways(|| {
+            let (mut w, mut srv) = pair();
+            let mut err = vec![0xff, 0xbd, 0x04, b'#'];
+            err.extend_from_slice(b"40001Deadlock found");
+            // A progress report (code 0xFFFF) first is skipped.
+            let progress: &[u8] = &[0xff, 0xff, 0xff, 1, 1, 0, 0, 0];
+            srv.write_all(&reply(&[progress, &err])).unwrap();
+            let e = w.exec(1, &[Param::Int(1)]).unwrap_err();
+            match e {
+                Error::Server(s) => {
+                    assert_eq!((s.code, s.state.as_str()), (1213, "40001"));
+                    assert_eq!(s.message, "Deadlock found");
+                }
+                other => panic!("{other:?}"),
             }
-            other => panic!("{other:?}"),
-        }
-        // An error in place of a row ends the result too.
-        let col: &[u8] = &[3, b'd', b'e', b'f'];
-        srv.write_all(&reply(&[&[1], col, &[1, b'x'], &err]))
-            .unwrap();
-        assert!(matches!(w.query("SELECT"), Err(Error::Server(_))));
-        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-        w.query("ROLLBACK").unwrap();
+            // An error in place of a row ends the result too.
+            let col: &[u8] = &[3, b'd', b'e', b'f'];
+            srv.write_all(&reply(&[&[1], col, &[1, b'x'], &err]))
+                .unwrap();
+            assert!(matches!(w.query("SELECT"), Err(Error::Server(_))));
+            srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            w.query("ROLLBACK").unwrap();
+        });
     }
 
     #[test]
     fn a_reply_out_of_step_or_cut_short_is_a_lost_connection_and_the_socket_is_done() {
-        let (mut w, mut srv) = pair();
-        // Sequence 2 where 1 was due.
-        srv.write_all(&[7, 0, 0, 2]).unwrap();
-        srv.write_all(OK_3_ROWS).unwrap();
-        let e = w.query("SELECT 1").unwrap_err();
-        assert!(e.to_string().contains("out of order"), "{e}");
-        let e = w.query("SELECT 1").unwrap_err();
-        assert!(e.to_string().contains("failed earlier"), "{e}");
-        // The server closes mid-reply.
-        let (mut w, mut srv) = pair();
-        srv.write_all(&reply(&[&[1]])).unwrap();
-        drop(srv);
-        let e = w.query("SELECT 1").unwrap_err();
-        assert!(matches!(e, Error::Io(_)), "{e}");
+        both_ways(|| {
+            let (mut w, mut srv) = pair();
+            // Sequence 2 where 1 was due.
+            srv.write_all(&[7, 0, 0, 2]).unwrap();
+            srv.write_all(OK_3_ROWS).unwrap();
+            let e = w.query("SELECT 1").unwrap_err();
+            assert!(e.to_string().contains("out of order"), "{e}");
+            let e = w.query("SELECT 1").unwrap_err();
+            assert!(e.to_string().contains("failed earlier"), "{e}");
+            // The server closes mid-reply.
+            let (mut w, mut srv) = pair();
+            srv.write_all(&reply(&[&[1]])).unwrap();
+            drop(srv);
+            let e = w.query("SELECT 1").unwrap_err();
+            assert!(matches!(e, Error::Io(_)), "{e}");
+            // The server is gone before the request: the send fails.
+            let (mut w, srv) = pair();
+            drop(srv);
+            let e = w.query("SELECT 1").unwrap_err();
+            assert!(matches!(e, Error::Io(_)), "{e}");
+            assert!(e.to_string().contains("pipe"), "{e}");
+        });
     }
 
     #[test]
     fn a_missing_reply_times_out_and_large_rows_are_skipped() {
-        let (mut w, srv) = pair_with(Duration::from_millis(300));
-        assert!(w.waiter.is_some(), "no epoll instance or timerfd here");
-        // The waiter's timer ticks while no wait runs: a tick left pending from then must not
-        // shorten the next wait.
-        std::thread::sleep(Duration::from_millis(450));
-        let started = std::time::Instant::now();
-        let e = w.query("SELECT SLEEP(9)").unwrap_err();
-        assert!(e.to_string().contains("read timeout"), "{e}");
-        let waited = started.elapsed();
-        assert!(
-            waited >= Duration::from_millis(300),
-            "gave up early: {waited:?}"
-        );
-        // At most one tick (an eighth of the timeout) late; the rest is room for a slow machine.
-        assert!(
-            waited < Duration::from_millis(1500),
-            "gave up late: {waited:?}"
-        );
-        // A reply that takes several ticks but less than the timeout is read.
-        let (mut w, mut srv2) = pair_with(Duration::from_millis(800));
-        let writer = std::thread::spawn(move || {
-            let _ = request(&mut srv2);
-            std::thread::sleep(Duration::from_millis(400));
-            srv2.write_all(&reply(&[OK_3_ROWS])).unwrap();
-            srv2
+        both_ways(|| {
+            let (mut w, srv) = pair_with(Duration::from_millis(300));
+            // The waiter's timer ticks while no wait runs: a tick left pending from then must not
+            // shorten the next wait.
+            std::thread::sleep(Duration::from_millis(450));
+            let started = std::time::Instant::now();
+            let e = w.query("SELECT SLEEP(9)").unwrap_err();
+            assert!(e.to_string().contains("read timeout"), "{e}");
+            let waited = started.elapsed();
+            assert!(
+                waited >= Duration::from_millis(300),
+                "gave up early: {waited:?}"
+            );
+            // At most one tick (an eighth of the timeout) late; the rest is room for a slow machine.
+            assert!(
+                waited < Duration::from_millis(1500),
+                "gave up late: {waited:?}"
+            );
+            // A reply that takes several ticks but less than the timeout is read.
+            let (mut w, mut srv2) = pair_with(Duration::from_millis(800));
+            let writer = std::thread::spawn(move || {
+                let _ = request(&mut srv2);
+                std::thread::sleep(Duration::from_millis(400));
+                srv2.write_all(&reply(&[OK_3_ROWS])).unwrap();
+                srv2
+            });
+            w.query("SELECT SLEEP(0.4)").unwrap();
+            assert_eq!(w.affected_rows(), 3);
+            drop(writer.join().unwrap());
+            // A row of 16 MiB + 10 bytes: two packets, the first of the maximal length.
+            let (mut w, srv2) = pair();
+            drop(srv);
+            let mut srv = srv2;
+            let col: &[u8] = &[3, b'd', b'e', b'f'];
+            let big = vec![b'x'; MAX_PAYLOAD];
+            let mut bytes = reply(&[&[1], col]);
+            bytes.extend_from_slice(&[0xff, 0xff, 0xff, 3]);
+            bytes.extend_from_slice(&big);
+            bytes.extend_from_slice(&[10, 0, 0, 4]);
+            bytes.extend_from_slice(&[0xfe; 10]); // continuation bytes that look like a terminator
+            bytes.extend_from_slice(&[7, 0, 0, 5]);
+            bytes.extend_from_slice(DEPRECATE_EOF_OK);
+            let writer = std::thread::spawn(move || {
+                srv.write_all(&bytes).unwrap();
+                srv
+            });
+            w.query("SELECT big").unwrap();
+            let mut srv = writer.join().unwrap();
+            let _ = request(&mut srv);
+            // Nothing of that reply is left: the next one is read in step.
+            srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            w.query("DELETE").unwrap();
+            assert_eq!(w.affected_rows(), 3);
         });
-        w.query("SELECT SLEEP(0.4)").unwrap();
-        assert_eq!(w.affected_rows(), 3);
-        drop(writer.join().unwrap());
-        // A row of 16 MiB + 10 bytes: two packets, the first of the maximal length.
-        let (mut w, srv2) = pair();
-        drop(srv);
-        let mut srv = srv2;
-        let col: &[u8] = &[3, b'd', b'e', b'f'];
-        let big = vec![b'x'; MAX_PAYLOAD];
-        let mut bytes = reply(&[&[1], col]);
-        bytes.extend_from_slice(&[0xff, 0xff, 0xff, 3]);
-        bytes.extend_from_slice(&big);
-        bytes.extend_from_slice(&[10, 0, 0, 4]);
-        bytes.extend_from_slice(&[0xfe; 10]); // continuation bytes that look like a terminator
-        bytes.extend_from_slice(&[7, 0, 0, 5]);
-        bytes.extend_from_slice(DEPRECATE_EOF_OK);
-        let writer = std::thread::spawn(move || {
-            srv.write_all(&bytes).unwrap();
-            srv
-        });
-        w.query("SELECT big").unwrap();
-        let mut srv = writer.join().unwrap();
-        let _ = request(&mut srv);
-        // Nothing of that reply is left: the next one is read in step.
-        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-        w.query("DELETE").unwrap();
-        assert_eq!(w.affected_rows(), 3);
     }
 }
