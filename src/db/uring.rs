@@ -356,3 +356,36 @@ unsafe impl mysql_async::BlockingIo for UringSocket {
         super::blocking::check_idle(self.fd.as_raw_fd())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mysql_async::BlockingIo;
+    use std::os::unix::net::UnixStream;
+
+    /// A request to a server that is gone: the linked send fails, and the receive after it is
+    /// cancelled with no completion of its own; the read reports the send's error at once, not
+    /// after the read timeout.
+    #[test]
+    fn a_failed_linked_send_ends_the_read_at_once() {
+        let ring = Ring::new().expect("io_uring");
+        assert!(
+            ring.can_link(),
+            "this kernel cannot link a send (Linux 5.17)"
+        );
+        let (a, b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let mut s = ring.attach(OwnedFd::from(a), Duration::from_secs(20), true);
+        drop(b);
+        assert_eq!(s.write(b"\x01\x00\x00\x00\x0e").unwrap(), 5);
+        let started = Instant::now();
+        let mut buf = [MaybeUninit::<u8>::uninit(); 64];
+        let e = s.read(&mut buf).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EPIPE), "{e}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}
