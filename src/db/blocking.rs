@@ -183,8 +183,7 @@ unsafe impl mysql_async::BlockingIo for BlockingSocket {
 #[derive(Debug)]
 pub(super) struct Waiter {
     ep: OwnedFd,
-    tick: OwnedFd,
-    timeout: Duration,
+    tick: Ticker,
 }
 
 /// The epoll data of the socket's entry and of the timer's.
@@ -196,7 +195,7 @@ impl Waiter {
     /// reply is then awaited in a blocking `recv` with the socket's receive timeout).
     pub(super) fn new(fd: &OwnedFd, timeout: Duration) -> Option<Waiter> {
         use std::os::fd::FromRawFd;
-        let tick = ticker(timeout)?;
+        let tick = Ticker::new(timeout)?;
         // SAFETY: epoll_create1 returns a new descriptor this takes ownership of; epoll_ctl gets
         // valid structs.
         unsafe {
@@ -205,7 +204,7 @@ impl Waiter {
                 return None;
             }
             let ep = OwnedFd::from_raw_fd(ep);
-            for (f, data) in [(fd.as_raw_fd(), SOCKET_READY), (tick.as_raw_fd(), TICK)] {
+            for (f, data) in [(fd.as_raw_fd(), SOCKET_READY), (tick.fd(), TICK)] {
                 let mut ev = libc::epoll_event {
                     events: libc::EPOLLIN as u32,
                     u64: data,
@@ -214,7 +213,7 @@ impl Waiter {
                     return None;
                 }
             }
-            Some(Waiter { ep, tick, timeout })
+            Some(Waiter { ep, tick })
         }
     }
 
@@ -236,45 +235,84 @@ impl Waiter {
             if evs.iter().any(|e| e.u64 == SOCKET_READY) {
                 return Ok(());
             }
-            let mut expirations = [0u8; 8];
-            // SAFETY: reads the timerfd's 8-byte count into `expirations` (non-blocking).
-            unsafe { libc::read(self.tick.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
-            let now = std::time::Instant::now();
-            match first_tick {
-                None => first_tick = Some(now),
-                Some(t) if now.duration_since(t) >= self.timeout => {
-                    return Err(timed_out(self.timeout))
-                }
-                Some(_) => {}
+            self.tick.drain();
+            if self.tick.expired(&mut first_tick) {
+                return Err(timed_out(self.tick.timeout()));
             }
         }
     }
 }
 
-/// A non-blocking timerfd that expires every eighth of `timeout` (at least every millisecond)
-/// for as long as it is open: the clock of a wait that passes no timeout to the kernel.
-pub(super) fn ticker(timeout: Duration) -> Option<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let every = (timeout / 8).max(Duration::from_millis(1));
-    let period = libc::timespec {
-        tv_sec: every.as_secs() as _,
-        tv_nsec: every.subsec_nanos() as _,
-    };
-    let spec = libc::itimerspec {
-        it_interval: period,
-        it_value: period,
-    };
-    // SAFETY: timerfd_create returns a new descriptor this takes ownership of; timerfd_settime
-    // gets a valid struct.
-    unsafe {
-        let fd = libc::timerfd_create(
-            libc::CLOCK_MONOTONIC,
-            libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
-        );
-        if fd < 0 {
-            return None;
+/// A non-blocking timerfd that expires every eighth of the read timeout (at least every
+/// millisecond) for as long as it is open: the clock of a wait that passes no timeout to the
+/// kernel ([`Waiter`] in epoll, [`super::ringwire`] in io_uring), and the rule such a wait
+/// applies to its ticks.
+#[derive(Debug)]
+pub(super) struct Ticker {
+    fd: OwnedFd,
+    timeout: Duration,
+}
+
+impl Ticker {
+    /// `None` if the kernel refuses a timerfd.
+    pub(super) fn new(timeout: Duration) -> Option<Ticker> {
+        use std::os::fd::FromRawFd;
+        let every = (timeout / 8).max(Duration::from_millis(1));
+        let period = libc::timespec {
+            tv_sec: every.as_secs() as _,
+            tv_nsec: every.subsec_nanos() as _,
+        };
+        let spec = libc::itimerspec {
+            it_interval: period,
+            it_value: period,
+        };
+        // SAFETY: timerfd_create returns a new descriptor this takes ownership of;
+        // timerfd_settime gets a valid struct.
+        let fd = unsafe {
+            let fd = libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
+            );
+            if fd < 0 {
+                return None;
+            }
+            let fd = OwnedFd::from_raw_fd(fd);
+            if libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) != 0 {
+                return None;
+            }
+            fd
+        };
+        Some(Ticker { fd, timeout })
+    }
+
+    pub(super) fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// The read timeout the ticks measure.
+    pub(super) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Takes the expirations counted so far (non-blocking), so the timer reads as not
+    /// expired until its next tick.
+    pub(super) fn drain(&self) {
+        let mut expirations = [0u8; 8];
+        // SAFETY: reads the timerfd's 8-byte count into `expirations` (non-blocking).
+        unsafe { libc::read(self.fd.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
+    }
+
+    /// A wait saw ticks now; `first`: when it saw its first (`None` before). True when it has
+    /// seen ticks a read timeout apart: the wait gives up. Never early (its first tick came
+    /// after it began), at most one tick late.
+    pub(super) fn expired(&self, first: &mut Option<std::time::Instant>) -> bool {
+        let now = std::time::Instant::now();
+        match *first {
+            None => {
+                *first = Some(now);
+                false
+            }
+            Some(t) => now.duration_since(t) >= self.timeout,
         }
-        let fd = OwnedFd::from_raw_fd(fd);
-        (libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) == 0).then_some(fd)
     }
 }

@@ -19,11 +19,11 @@
 //! completions are run only when this thread waits, so it must be created on the thread that
 //! uses it.
 
-use super::blocking::ticker;
+use super::blocking::{timed_out, Ticker};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::io;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 /// user_data of the receive, of a send linked before it, of the timer's poll and of
@@ -43,8 +43,7 @@ pub(super) const LINK_MAX: usize = 64 * 1024;
 pub(super) struct RingWire {
     ring: IoUring,
     /// Ticks every eighth of the read timeout.
-    tick: OwnedFd,
-    timeout: Duration,
+    tick: Ticker,
     /// The timer's multishot poll is armed (the kernel may end one, e.g. when completions
     /// overflow; it is then armed again with the next request).
     ticking: bool,
@@ -55,7 +54,7 @@ pub(super) struct RingWire {
 impl std::fmt::Debug for RingWire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RingWire")
-            .field("timeout", &self.timeout)
+            .field("tick", &self.tick)
             .field("ticking", &self.ticking)
             .field("broken", &self.broken)
             .finish()
@@ -73,11 +72,10 @@ impl RingWire {
             return None;
         }
         ring.submitter().register_files(&[fd]).ok()?;
-        let tick = ticker(timeout)?;
+        let tick = Ticker::new(timeout)?;
         let mut w = RingWire {
             ring,
             tick,
-            timeout,
             ticking: false,
             broken: false,
         };
@@ -90,7 +88,7 @@ impl RingWire {
 
     /// Queues the timer's multishot poll.
     fn arm_ticks(&mut self) -> io::Result<()> {
-        let poll = opcode::PollAdd::new(types::Fd(self.tick.as_raw_fd()), libc::POLLIN as u32)
+        let poll = opcode::PollAdd::new(types::Fd(self.tick.fd()), libc::POLLIN as u32)
             .multi(true)
             .build()
             .user_data(TICK);
@@ -165,13 +163,8 @@ impl RingWire {
                 (_, Some(n)) => return Ok(n as usize),
                 _ => {}
             }
-            if ticks > 0 {
-                let now = Instant::now();
-                match first_tick {
-                    None => first_tick = Some(now),
-                    Some(t) if now.duration_since(t) >= self.timeout => return self.give_up(),
-                    Some(_) => {}
-                }
+            if ticks > 0 && self.tick.expired(&mut first_tick) {
+                return self.give_up();
             }
         }
     }
@@ -186,9 +179,7 @@ impl RingWire {
                 TICK => {
                     ticks += 1;
                     self.ticking &= c.result() >= 0 && cqueue::more(c.flags());
-                    let mut n = [0u8; 8];
-                    // SAFETY: reads the timerfd's 8-byte count into `n` (non-blocking).
-                    unsafe { libc::read(self.tick.as_raw_fd(), n.as_mut_ptr().cast(), 8) };
+                    self.tick.drain();
                 }
                 _ => {}
             }
@@ -224,12 +215,6 @@ impl RingWire {
             crate::sys::log::say!("io_uring could not cancel a receive in flight; stopping");
             std::process::abort();
         }
-        Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!(
-                "no reply from the server within {} s (read timeout)",
-                self.timeout.as_secs_f64()
-            ),
-        ))
+        Err(timed_out(self.tick.timeout()))
     }
 }

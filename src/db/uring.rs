@@ -220,13 +220,7 @@ impl UringSocket {
         }
         // Not cancelled: a request may still be in flight, so this socket is done for.
         self.broken |= !ok;
-        Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!(
-                "no reply from the server within {} s (read timeout)",
-                self.timeout.as_secs_f64()
-            ),
-        ))
+        Err(super::blocking::timed_out(self.timeout))
     }
 
     /// Waits until the socket is readable (`POLLIN`) or has room for a send (`POLLOUT`), or the
