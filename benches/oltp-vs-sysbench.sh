@@ -26,6 +26,11 @@
 # time; "other CPU" is the CPU time neither the client nor the server used, as a share of the
 # machine (all CPUs) over the run. The summary shows its median and maximum per row and the
 # load average at the start and the end: timings mean little when other work took CPU.
+#
+# With 4 or more pairs a second table compares the clients' CPU per query at the same
+# throughput: on a shared VM a run's CPU per query follows the throughput the host let it reach
+# (log-log correlation -0.95 to -0.98 within each tool on BENCHMARKS.md's VM), so the pair-by-pair
+# CPU ratio mostly repeats the tps ratio; the fit reads each tool's line at the same tps.
 set -euo pipefail
 
 DURATION=${DURATION:-5}
@@ -195,6 +200,46 @@ for wl, th in keys:
           f"{ratio(cpu_r)} | {med([user(r) for r in a]):.1f} | {med([user(r) for r in b]):.1f} | "
           f"{med([int(r[7]) / 1024 for r in a]):.1f} MiB | {med([int(r[7]) / 1024 for r in b]):.1f} MiB | "
           f"{med([float(r[10]) for r in a + b]):.0%} / {max(float(r[10]) for r in a + b):.0%} |")
+
+# On a shared VM a run's CPU per query follows the throughput the host let it reach (on the
+# 2-vCPU VM of BENCHMARKS.md, log CPU per query against log tps: r = -0.95 to -0.98 within each
+# tool), so a pair's CPU ratio is mostly the two runs' throughput ratio. Fitting that line per
+# tool and reading both at the same throughput compares the clients with that noise taken out.
+import math
+def fit(rs):
+    x = [math.log(float(r[8])) for r in rs]
+    y = [math.log(cpu(r)) for r in rs]
+    mx, my = st.mean(x), st.mean(y)
+    sxx, syy = sum((a - mx) ** 2 for a in x), sum((c - my) ** 2 for c in y)
+    if sxx == 0 or syy == 0:
+        return None
+    b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
+    sd = math.sqrt(sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)) / (len(x) - 2))
+    return mx, my, b, b * math.sqrt(sxx / syy), sd
+same = []
+for wl, th in keys:
+    rs = {t: [r for r in rows if r[0] == t and r[1] == "run" and r[2] == wl and r[3] == th
+              and float(r[8]) > 0] for t in ("spindle", "sysbench")}
+    if min(len(v) for v in rs.values()) < 4:
+        continue
+    f = {t: fit(v) for t, v in rs.items()}
+    if None in f.values():
+        continue
+    tps = sorted(float(r[8]) for v in rs.values() for r in v)
+    at = lambda t, q: math.exp(f[t][1] + f[t][2] * (math.log(q) - f[t][0]))
+    pts = [tps[0], st.median(tps), tps[-1]]
+    same.append(f"| {wl} | {th} | " + " | ".join(
+        f"{at('spindle', q):.1f} / {at('sysbench', q):.1f} = {at('spindle', q) / at('sysbench', q):.2f}"
+        for q in pts) + f" | {pts[0]:.0f}-{pts[-1]:.0f} | " + " | ".join(
+        f"{f[t][2]:.2f}, {f[t][3]:.2f}, {f[t][4]:.1%}" for t in ("spindle", "sysbench")) + " |")
+if same:
+    print("\nCPU µs per query at the same throughput (log CPU per query fitted against log tps for "
+          "each tool over the row's runs, read at the lowest, median and highest tps of either "
+          "tool's runs; fit: slope, correlation, residual sd)\n")
+    print("| workload | threads | spindle / sysbench at lowest tps | at median tps | at highest tps | "
+          "tps range | fit spindle | fit sysbench |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(same))
 prep = {t: med([float(r[4]) for r in rows if r[0] == t and r[1] == "prepare"]) for t in ("spindle", "sysbench")}
 print(f"\nprepare {tables}x{size} rows, {pth} threads: spindle {prep['spindle']:.1f} s, "
       f"sysbench {prep['sysbench']:.1f} s (ratio {prep['spindle']/prep['sysbench']:.2f})")
