@@ -162,7 +162,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- summary.
 python3 - "$RAW" "$TABLES" "$TABLE_SIZE" "$PREPARE_THREADS" "${EVENTS:+$EVENTS events}" "$DURATION" "$ROUNDS" "$AGAINST ${AGAINST_ARGS:-}" "${SPINDLE_ARGS:-}" "$LOAD_START" "$LOAD_END" <<'EOF'
-import sys, statistics as st
+import math, sys, statistics as st
 raw, tables, size, pth, events, dur, rounds, against, sargs, load0, load1 = sys.argv[1:]
 against = against.strip()
 run = events or f"{dur} s"
@@ -188,6 +188,33 @@ def cpu(r): return (float(r[5]) + float(r[6])) * 1e6 / max(1, int(r[9]))
 def user(r): return float(r[5]) * 1e6 / max(1, int(r[9]))
 def ratio(xs):
     return f"{med(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "n/a"
+def fit(rs):
+    """log CPU per query against log tps over runs rs (header: "at the same throughput"):
+    (mean log tps, mean log CPU, slope, correlation, residual sd), or None when flat."""
+    x = [math.log(float(r[8])) for r in rs]
+    y = [math.log(cpu(r)) for r in rs]
+    mx, my = st.mean(x), st.mean(y)
+    sxx, syy = sum((a - mx) ** 2 for a in x), sum((c - my) ** 2 for c in y)
+    if sxx == 0 or syy == 0:
+        return None
+    b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
+    sd = math.sqrt(sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)) / (len(x) - 2))
+    return mx, my, b, b * math.sqrt(sxx / syy), sd
+def same_tps(wl, th, a, b):
+    """The row of the second table, or None with fewer than 4 runs of either tool."""
+    a, b = [r for r in a if float(r[8]) > 0], [r for r in b if float(r[8]) > 0]
+    if min(len(a), len(b)) < 4:
+        return None
+    fa, fb = fit(a), fit(b)
+    if fa is None or fb is None:
+        return None
+    at = lambda f, q: math.exp(f[1] + f[2] * (math.log(q) - f[0]))
+    tps = sorted(float(r[8]) for r in a + b)
+    pts = [tps[0], st.median(tps), tps[-1]]
+    cells = [f"{at(fa, q):.1f} / {at(fb, q):.1f} = {at(fa, q) / at(fb, q):.2f}" for q in pts]
+    fits = [f"{f[2]:.2f}, {f[3]:.2f}, {f[4]:.1%}" for f in (fa, fb)]
+    return f"| {wl} | {th} | {' | '.join(cells)} | {pts[0]:.0f}-{pts[-1]:.0f} | {' | '.join(fits)} |"
+same = []
 for wl, th in keys:
     def pick(tool):
         return [r for r in rows if r[0] == tool and r[1] == "run" and r[2] == wl and r[3] == th]
@@ -200,38 +227,10 @@ for wl, th in keys:
           f"{ratio(cpu_r)} | {med([user(r) for r in a]):.1f} | {med([user(r) for r in b]):.1f} | "
           f"{med([int(r[7]) / 1024 for r in a]):.1f} MiB | {med([int(r[7]) / 1024 for r in b]):.1f} MiB | "
           f"{med([float(r[10]) for r in a + b]):.0%} / {max(float(r[10]) for r in a + b):.0%} |")
+    row = same_tps(wl, th, a, b)
+    if row:
+        same.append(row)
 
-# On a shared VM a run's CPU per query follows the throughput the host let it reach (on the
-# 2-vCPU VM of BENCHMARKS.md, log CPU per query against log tps: r = -0.95 to -0.98 within each
-# tool), so a pair's CPU ratio is mostly the two runs' throughput ratio. Fitting that line per
-# tool and reading both at the same throughput compares the clients with that noise taken out.
-import math
-def fit(rs):
-    x = [math.log(float(r[8])) for r in rs]
-    y = [math.log(cpu(r)) for r in rs]
-    mx, my = st.mean(x), st.mean(y)
-    sxx, syy = sum((a - mx) ** 2 for a in x), sum((c - my) ** 2 for c in y)
-    if sxx == 0 or syy == 0:
-        return None
-    b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
-    sd = math.sqrt(sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)) / (len(x) - 2))
-    return mx, my, b, b * math.sqrt(sxx / syy), sd
-same = []
-for wl, th in keys:
-    rs = {t: [r for r in rows if r[0] == t and r[1] == "run" and r[2] == wl and r[3] == th
-              and float(r[8]) > 0] for t in ("spindle", "sysbench")}
-    if min(len(v) for v in rs.values()) < 4:
-        continue
-    f = {t: fit(v) for t, v in rs.items()}
-    if None in f.values():
-        continue
-    tps = sorted(float(r[8]) for v in rs.values() for r in v)
-    at = lambda t, q: math.exp(f[t][1] + f[t][2] * (math.log(q) - f[t][0]))
-    pts = [tps[0], st.median(tps), tps[-1]]
-    same.append(f"| {wl} | {th} | " + " | ".join(
-        f"{at('spindle', q):.1f} / {at('sysbench', q):.1f} = {at('spindle', q) / at('sysbench', q):.2f}"
-        for q in pts) + f" | {pts[0]:.0f}-{pts[-1]:.0f} | " + " | ".join(
-        f"{f[t][2]:.2f}, {f[t][3]:.2f}, {f[t][4]:.1%}" for t in ("spindle", "sysbench")) + " |")
 if same:
     print("\nCPU µs per query at the same throughput (log CPU per query fitted against log tps for "
           "each tool over the row's runs, read at the lowest, median and highest tps of either "
