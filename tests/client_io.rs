@@ -13,6 +13,7 @@ use common::{diagnostics_say, free_tcp_port, TestServer};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Value};
 use spindle::db::sockets::read_through_io_uring;
+use spindle::db::wire::Wait;
 use spindle::db::{classify, wire, ErrorClass, IgnoreErrors, Param};
 use spindle::engine::{Controller, Counters, Silent};
 use spindle::oltp::{self, ClientIo, OltpConfig, Workload};
@@ -257,16 +258,17 @@ async fn wire_exchanges(conn: &mut Conn, w: &mut wire::Wire, what: &str) {
         .unwrap();
     let begin = conn.prep("BEGIN").await.unwrap();
     let c = "é'\\x".repeat(30);
-    w.exec(begin.id(), &[]).unwrap();
+    w.exec(begin.id(), &[]).await.unwrap();
     for id in 1..=3000i64 {
         w.exec(
             insert.id(),
             &[Param::Int(id), Param::Int(-id), Param::Str(c.as_bytes())],
         )
+        .await
         .unwrap_or_else(|e| panic!("{what}: insert {id}: {e}"));
         assert_eq!(w.affected_rows(), 1);
     }
-    w.query("COMMIT").unwrap();
+    w.query("COMMIT").await.unwrap();
     let (n, sum, first): (u64, i64, String) = conn
         .query_first("SELECT COUNT(*), SUM(k), MIN(c) FROM w")
         .await
@@ -280,11 +282,14 @@ async fn wire_exchanges(conn: &mut Conn, w: &mut wire::Wire, what: &str) {
     for round in 0..10i64 {
         // Up to 3000 rows of ~190 bytes (many receives), then an exact answer.
         w.exec(range.id(), &[Param::Int(1), Param::Int(round * 300)])
+            .await
             .unwrap();
         w.exec(update.id(), &[Param::Int(1), Param::Int(round)])
+            .await
             .unwrap();
         assert_eq!(w.affected_rows(), round as u64, "{what}");
         w.query(&format!("SELECT id, c FROM w WHERE id > {round}"))
+            .await
             .unwrap();
         let k: Option<i64> = conn
             .exec_first("SELECT k FROM w WHERE id = ?", (1,))
@@ -293,7 +298,7 @@ async fn wire_exchanges(conn: &mut Conn, w: &mut wire::Wire, what: &str) {
         assert_eq!(k, Some(-1 + round), "{what}: out of step");
     }
     // A server error through the wire; then both paths go on.
-    let e = w.query("SELECT * FROM no_such_table").unwrap_err();
+    let e = w.query("SELECT * FROM no_such_table").await.unwrap_err();
     assert!(e.to_string().contains("1146"), "{what}: {e}");
     assert_eq!(classify(&e, &IgnoreErrors::default()), ErrorClass::Fatal);
     let e = w
@@ -301,11 +306,13 @@ async fn wire_exchanges(conn: &mut Conn, w: &mut wire::Wire, what: &str) {
             insert.id(),
             &[Param::Int(1), Param::Int(0), Param::Str(b"")],
         )
+        .await
         .unwrap_err();
     assert!(e.to_string().contains("1062"), "{what}: {e}");
     // More than 16 MiB in one row, and two result sets.
-    w.query("SELECT REPEAT('x', 17000000), 1").unwrap();
+    w.query("SELECT REPEAT('x', 17000000), 1").await.unwrap();
     w.query("SELECT 1; SELECT id FROM w; UPDATE w SET k = 0 WHERE id = 2")
+        .await
         .unwrap();
     assert_eq!(w.affected_rows(), 1);
     let one: Option<u8> = conn.query_first("SELECT 1").await.unwrap();
@@ -317,20 +324,28 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
     let port = free_tcp_port();
     let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
     let tcp = srv.tcp_opts(port);
-    // Each statement through io_uring (the default where the kernel allows) and through epoll.
+    // Each statement through io_uring (a thread's only connection where the kernel allows),
+    // through epoll, and awaited in the runtime's reactor (a thread's several connections).
     let ways = [
-        ("unix socket, io_uring", srv.opts(), true),
-        ("unix socket, epoll", srv.opts(), false),
-        ("TCP, io_uring", tcp.clone(), true),
-        ("TCP, epoll", tcp, false),
+        ("unix socket, io_uring", srv.opts(), Wait::Ring),
+        ("unix socket, epoll", srv.opts(), Wait::Epoll),
+        ("unix socket, the reactor", srv.opts(), Wait::Shared),
+        ("TCP, io_uring", tcp.clone(), Wait::Ring),
+        ("TCP, epoll", tcp.clone(), Wait::Epoll),
+        ("TCP, the reactor", tcp, Wait::Shared),
     ];
-    for (what, opts, ring) in ways {
+    for (what, opts, wait) in ways {
         let mut conn = Conn::new(opts.clone()).await.unwrap();
-        let mut w = wire::attach(&mut conn, Duration::from_secs(30), ring)
+        let mut w = wire::attach(&mut conn, Duration::from_secs(30), wait)
             .unwrap_or_else(|e| panic!("{what}: {e}"))
             .unwrap_or_else(|| panic!("{what}: a plain socket must move"));
-        assert_eq!(w.uses_ring(), ring, "{what}: this kernel gave no io_uring");
-        assert!(wire::attach(&mut conn, Duration::from_secs(30), ring)
+        assert_eq!(
+            w.uses_ring(),
+            wait == Wait::Ring,
+            "{what}: this kernel gave no io_uring"
+        );
+        assert_eq!(w.shares_thread(), wait == Wait::Shared, "{what}");
+        assert!(wire::attach(&mut conn, Duration::from_secs(30), wait)
             .unwrap()
             .is_none());
         wire_exchanges(&mut conn, &mut w, what).await;
@@ -351,31 +366,32 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
 #[tokio::test]
 async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_read_timeout() {
     let srv = TestServer::start().await;
-    for ring in [true, false] {
+    for wait in [Wait::Ring, Wait::Epoll, Wait::Shared] {
         let mut conn = Conn::new(srv.opts()).await.unwrap();
-        let mut w = wire::attach(&mut conn, Duration::from_millis(1500), ring)
+        let mut w = wire::attach(&mut conn, Duration::from_millis(1500), wait)
             .unwrap()
             .unwrap();
-        assert_eq!(w.uses_ring(), ring);
-        w.query("SELECT 1").unwrap();
+        assert_eq!(w.uses_ring(), wait == Wait::Ring);
+        assert_eq!(w.shares_thread(), wait == Wait::Shared);
+        w.query("SELECT 1").await.unwrap();
         let started = Instant::now();
         let stopped = Stopped(&srv);
         signal_server(&srv, libc::SIGSTOP);
-        let e = w.query("SELECT 1").unwrap_err();
+        let e = w.query("SELECT 1").await.unwrap_err();
         let waited = started.elapsed();
         drop(stopped);
         assert_cut_off_by_the_read_timeout(&e, waited);
-        let again = w.query("SELECT 1").unwrap_err();
+        let again = w.query("SELECT 1").await.unwrap_err();
         assert!(matches!(
             classify(&again, &IgnoreErrors::default()),
             ErrorClass::Lost(_)
         ));
         // A slow statement inside the timeout is not cut off.
         let mut conn = Conn::new(srv.opts()).await.unwrap();
-        let mut w = wire::attach(&mut conn, Duration::from_secs(5), ring)
+        let mut w = wire::attach(&mut conn, Duration::from_secs(5), wait)
             .unwrap()
             .unwrap();
-        w.query("SELECT SLEEP(2)").unwrap();
+        w.query("SELECT SLEEP(2)").await.unwrap();
         conn.disconnect().await.unwrap();
     }
 }
@@ -418,24 +434,35 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     prepare(&srv).await;
     // Every connection of a --client-io=uring run is read through io_uring, of a direct run
     // (the default) written and read by spindle; the reactor's are not.
+    // The default puts both connections on one thread, awaited in its reactor; with a thread
+    // each, direct goes through each connection's ring.
     const DIRECT: &str = "statements sent and replies read by spindle on ";
-    for (io, note, how) in [
-        (ClientIo::Uring, "replies received through io_uring on ", ""),
+    for (io, client_threads, note, how) in [
+        (
+            ClientIo::Uring,
+            0,
+            "replies received through io_uring on ",
+            "",
+        ),
+        (ClientIo::Direct, 0, DIRECT, "sharing client threads"),
         (
             ClientIo::Direct,
+            2,
             DIRECT,
             "(one io_uring_enter per statement",
         ),
         (
             ClientIo::DirectEpoll,
+            2,
             DIRECT,
             "(one send, one wait and one receive",
         ),
-        (ClientIo::Reactor, "writable wake-ups dropped on ", ""),
+        (ClientIo::Reactor, 0, "writable wake-ups dropped on ", ""),
     ] {
         let mut c = config(&srv);
         c.events = 2000;
         c.client_io = io;
+        c.client_threads = client_threads;
         let r = tokio::task::spawn_blocking(move || oltp::run(&c, &Controller::new(), &Silent))
             .await
             .unwrap()
@@ -453,14 +480,20 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     }
     // A server that stops answering: every statement in flight times out (2013), reconnecting
     // finds no answer either, and the run ends with the error and the work done before.
-    for io in [ClientIo::Uring, ClientIo::Direct, ClientIo::DirectEpoll] {
-        stopped_server_ends_the_run(&srv, io).await;
+    for (io, client_threads) in [
+        (ClientIo::Uring, 0),
+        (ClientIo::Direct, 0),
+        (ClientIo::Direct, 2),
+        (ClientIo::DirectEpoll, 2),
+    ] {
+        stopped_server_ends_the_run(&srv, io, client_threads).await;
     }
 }
 
-async fn stopped_server_ends_the_run(srv: &TestServer, io: ClientIo) {
+async fn stopped_server_ends_the_run(srv: &TestServer, io: ClientIo, client_threads: u32) {
     let mut c = config(srv);
     c.client_io = io;
+    c.client_threads = client_threads;
     c.time_s = 120;
     c.connection.read_timeout_s = 2.0;
     c.reconnect_timeout_s = 2.0;
@@ -496,16 +529,21 @@ async fn stopped_server_ends_the_run(srv: &TestServer, io: ClientIo) {
 async fn a_run_waiting_in_io_uring_or_recv_stops_and_aborts_in_time() {
     let srv = TestServer::start().await;
     prepare(&srv).await;
-    for io in [ClientIo::Uring, ClientIo::Direct] {
-        stops_and_aborts_in_time(&srv, io).await;
+    for (io, client_threads) in [
+        (ClientIo::Uring, 0),
+        (ClientIo::Direct, 0),
+        (ClientIo::Direct, 2),
+    ] {
+        stops_and_aborts_in_time(&srv, io, client_threads).await;
     }
 }
 
-async fn stops_and_aborts_in_time(srv: &TestServer, io: ClientIo) {
+async fn stops_and_aborts_in_time(srv: &TestServer, io: ClientIo, client_threads: u32) {
     // Stop: every connection finishes the query in flight and the run ends at once.
     let controller = Controller::new();
     let mut c = config(srv);
     c.client_io = io;
+    c.client_threads = client_threads;
     c.time_s = 60;
     let ctl = controller.clone();
     let run = tokio::task::spawn_blocking(move || oltp::run(&c, &ctl, &Silent));
@@ -525,6 +563,7 @@ async fn stops_and_aborts_in_time(srv: &TestServer, io: ClientIo) {
     let controller = Controller::new();
     let mut c = config(srv);
     c.client_io = io;
+    c.client_threads = client_threads;
     c.time_s = 60;
     c.connection.read_timeout_s = 30.0;
     let ctl = controller.clone();

@@ -174,7 +174,8 @@ pub struct OltpArgs {
         value_name = "direct|direct-epoll|reactor|uring|uring-send"
     )]
     pub client_io: Option<String>,
-    /// OS threads driving the connections (0 = one per connection).
+    /// OS threads driving the connections (0 = one per two connections, whose replies each
+    /// thread awaits together; sysbench runs one per connection).
     #[arg(long, default_value_t = 0)]
     pub client_threads: u32,
     /// Output format: text (sysbench's) or json (the result document).

@@ -243,6 +243,12 @@ impl Waiter {
     }
 }
 
+impl AsRawFd for Ticker {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
 /// A non-blocking timerfd that expires every eighth of the read timeout (at least every
 /// millisecond) for as long as it is open: the clock of a wait that passes no timeout to the
 /// kernel ([`Waiter`] in epoll, [`super::ringwire`] in io_uring), and the rule such a wait

@@ -292,7 +292,11 @@ fn client_thread<S: Sessions>(
         }
         Ok(v)
     });
-    sessions_ready::<S>(&mut sessions, &io, &run.io_stats, ready_tx, barrier);
+    {
+        // A connection that shares the thread registers its socket in this runtime's reactor.
+        let _rt = rt.enter();
+        sessions_ready::<S>(&mut sessions, &io, &run.io_stats, ready_tx, barrier);
+    }
     let Ok(sessions) = sessions else {
         return Vec::new();
     };

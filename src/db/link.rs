@@ -23,7 +23,7 @@ impl Link {
     /// Executes `st` with `params` and drops its result.
     pub async fn exec_drop(&mut self, st: &Statement, params: Params) -> Result<(), Error> {
         match &mut self.wire {
-            Some(w) => w.exec_values(st.id(), positional(&params)?),
+            Some(w) => w.exec_values(st.id(), positional(&params)?).await,
             None => self.conn.exec_drop(st, params).await,
         }
     }
@@ -36,7 +36,8 @@ impl Link {
     ) -> Result<Vec<T>, Error> {
         match &mut self.wire {
             Some(w) => w
-                .exec_rows(st.id(), positional(&params)?, st.columns())?
+                .exec_rows(st.id(), positional(&params)?, st.columns())
+                .await?
                 .into_iter()
                 .map(convert)
                 .collect(),

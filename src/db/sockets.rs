@@ -1,14 +1,17 @@
 //! How the measured loop's connections wait for replies, and the client threads' runtime
 //! (the threads themselves: [`super::clients`]).
 //!
-//! * **Direct** (`ClientIo::Direct`, the default of OLTP and TPC-C, for a client thread that
-//!   drives one connection): after connecting and preparing, the socket leaves tokio's reactor
-//!   and the measured statements are written and read by spindle's own protocol code
-//!   ([`super::wire`]), about a third of the client's user time per query of the paths below
-//!   (BENCHMARKS.md). Each statement goes out and its reply comes back in one
-//!   `io_uring_enter` ([`super::ringwire`]) where the kernel has what that needs (6.1); on
-//!   older kernels, and with the hidden `--client-io=direct-epoll`, in one send, one
-//!   `epoll_wait` and one receive.
+//! * **Direct** (`ClientIo::Direct`, the default of OLTP and TPC-C): after connecting and
+//!   preparing, the socket leaves mysql_async's tokio stream and the measured statements are
+//!   written and read by spindle's own protocol code ([`super::wire`]), about a third of the
+//!   client's user time per query of the paths below (BENCHMARKS.md). A thread that drives one
+//!   connection sends each statement and receives its reply in one `io_uring_enter`
+//!   ([`super::ringwire`]) where the kernel has what that needs (6.1); on older kernels, and
+//!   with the hidden `--client-io=direct-epoll`, in one send, one `epoll_wait` and one
+//!   receive. A thread that drives several (OLTP's default: two) sends each statement, lets its
+//!   other connections run while the reply is on its way (the socket is registered in the
+//!   thread's reactor for EPOLLIN only) and receives it in one call: one sleep of the thread
+//!   for all the replies that came meanwhile.
 //! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
 //!   drives one connection): after connecting and preparing, the connection's socket leaves tokio's
 //!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
@@ -39,7 +42,7 @@
 //! its own.
 
 use super::conn::ConnectionConfig;
-use super::wire::Wire;
+use super::wire::{Wait, Wire};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -61,13 +64,15 @@ pub enum ClientIo {
     /// dropped.
     #[default]
     Reactor,
-    /// The default of OLTP and TPC-C: a client thread with one connection writes and reads
-    /// the measured loop's statements itself on the socket made blocking ([`super::wire`]; TPC-C's
-    /// rows decoded by mysql_common, [`super::Link`]): one `io_uring_enter` per statement
-    /// ([`super::ringwire`]), or where the kernel lacks what that needs, as `DirectEpoll`.
-    /// Threads with several connections use the reactor.
+    /// The default of OLTP and TPC-C: the measured loop's statements written and read by spindle
+    /// itself on the socket made blocking ([`super::wire`]; TPC-C's rows decoded by
+    /// mysql_common, [`super::Link`]): a thread's only connection with one `io_uring_enter`
+    /// per statement ([`super::ringwire`]), or where the kernel lacks what that needs, as
+    /// `DirectEpoll`; a thread's several connections each with a send and a receive, their
+    /// replies awaited together in the thread's reactor ([`super::wire::Wait::Shared`]).
     Direct,
-    /// The same, waiting in epoll: one send, one `epoll_wait` and one receive per statement.
+    /// The same, a thread's only connection waiting in epoll: one send, one `epoll_wait` and
+    /// one receive per statement.
     DirectEpoll,
 }
 
@@ -113,6 +118,8 @@ pub struct IoStats {
     /// and those of them that did through io_uring ([`super::ringwire`]).
     direct: AtomicU64,
     direct_ring: AtomicU64,
+    /// Those of them that shared their thread with others ([`Wait::Shared`]).
+    direct_shared: AtomicU64,
     /// Sockets whose writable wake-ups were dropped.
     tuned: AtomicU64,
     /// Why a connection meant for io_uring used the reactor (the first reason seen).
@@ -142,11 +149,19 @@ impl IoStats {
                  (one io_uring_enter per statement, the request sent in it)"
             ));
         }
-        if direct > ring {
+        let shared = self.direct_shared.load(Relaxed);
+        if shared > 0 {
+            notes.push(format!(
+                "statements sent and replies read by spindle on {shared} connections sharing \
+                 client threads (one send and one receive per statement, one wait in the \
+                 thread's epoll for the replies that came meanwhile)"
+            ));
+        }
+        if direct > ring + shared {
             notes.push(format!(
                 "statements sent and replies read by spindle on {} connections \
                  (one send, one wait and one receive per statement)",
-                direct - ring
+                direct - ring - shared
             ));
         }
         if let Some(why) = self
@@ -179,9 +194,10 @@ pub(crate) struct ThreadIo {
     /// Read through io_uring with this read timeout (the thread drives one connection), and
     /// whether requests go out linked to the receive.
     uring: Option<(Duration, bool)>,
-    /// Write and read the measured statements on a blocking socket, with this read timeout
-    /// (the thread drives one connection), and whether through io_uring where it can.
-    direct: Option<(Duration, bool)>,
+    /// Write and read the measured statements on a blocking socket, with this read timeout,
+    /// awaiting replies as [`Wait`] says (the thread's own way with one connection, its
+    /// reactor with several).
+    direct: Option<(Duration, Wait)>,
     /// The runtime's eventpoll fds whose sockets lose EPOLLOUT; empty: no tuning.
     polls: Vec<i32>,
 }
@@ -190,13 +206,16 @@ impl ThreadIo {
     /// Applies the thread's way of waiting to `conn` (connected and prepared) and counts it.
     /// The [`Wire`] the measured loop is to use for its statements, in `ClientIo::Direct`.
     pub(crate) fn apply(&self, conn: &mut mysql_async::Conn, stats: &IoStats) -> Option<Wire> {
-        if let Some((timeout, ring)) = self.direct {
-            match super::wire::attach(conn, timeout, ring) {
+        if let Some((timeout, wait)) = self.direct {
+            match super::wire::attach(conn, timeout, wait) {
                 Ok(Some(wire)) => {
                     stats.direct.fetch_add(1, Relaxed);
                     stats
                         .direct_ring
                         .fetch_add(u64::from(wire.uses_ring()), Relaxed);
+                    stats
+                        .direct_shared
+                        .fetch_add(u64::from(wire.shares_thread()), Relaxed);
                     return Some(wire);
                 }
                 Ok(None) => stats.fell_back("direct I/O not used: not a plain socket".into()),
@@ -297,9 +316,14 @@ pub(crate) fn client_runtime(
             ThreadIo {
                 uring: (matches!(io, ClientIo::Uring | ClientIo::UringSend) && connections == 1)
                     .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
-                direct: (matches!(io, ClientIo::Direct | ClientIo::DirectEpoll)
-                    && connections == 1)
-                    .then(|| (connection.read_timeout(), io == ClientIo::Direct)),
+                direct: matches!(io, ClientIo::Direct | ClientIo::DirectEpoll).then(|| {
+                    let wait = match (connections, io) {
+                        (1, ClientIo::Direct) => Wait::Ring,
+                        (1, _) => Wait::Epoll,
+                        _ => Wait::Shared,
+                    };
+                    (connection.read_timeout(), wait)
+                }),
                 polls: if skip_write_wakeups {
                     polls
                 } else {

@@ -45,7 +45,9 @@
 //! protocol is `Error::Io` — a lost connection, counted as 2013, after which the engines
 //! reconnect. The first such error marks the wire broken: nothing more is sent on it.
 
-use super::blocking::{make_blocking, recv, recv_with, send_all, BlockingSocket, Waiter};
+use super::blocking::{
+    make_blocking, recv, recv_with, send_all, timed_out, BlockingSocket, Ticker, Waiter,
+};
 use super::ringwire::{RingWire, LINK_MAX};
 use mysql_async::{Column, Error, IoError, Row, ServerError, Value};
 use mysql_common::io::ParseBuf;
@@ -56,7 +58,10 @@ use mysql_common::value::ServerSide;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
+use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
+use tokio::io::Interest;
 
 /// A parameter of one statement.
 #[derive(Clone, Copy, Debug)]
@@ -79,12 +84,11 @@ const READ_ROOM: usize = 16 * 1024;
 /// mysql_async goes on through [`BlockingSocket`], the measured loop through the returned
 /// [`Wire`]. `Ok(None)`: not a plain TCP or unix socket (TLS), nothing changed. On `Err` the
 /// connection may be closed (its next statement fails as a lost connection).
-/// `ring`: each statement and its reply in one `io_uring_enter` where the kernel can
-/// ([`RingWire`]), else (and with `false`) a send, an epoll wait and a receive.
+/// `wait`: where each reply is awaited ([`Wait`]).
 pub fn attach(
     conn: &mut mysql_async::Conn,
     timeout: Duration,
-    ring: bool,
+    wait: Wait,
 ) -> io::Result<Option<Wire>> {
     let mut shared: Option<Arc<OwnedFd>> = None;
     let mut failed: Option<io::Error> = None;
@@ -100,9 +104,57 @@ pub fn attach(
         return Err(e);
     }
     Ok(match (moved, shared) {
-        (true, Some(fd)) => Some(Wire::new(fd, timeout, ring)),
+        (true, Some(fd)) => Some(Wire::new(fd, timeout, wait)),
         _ => None,
     })
+}
+
+/// Where a wire awaits each reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The thread drives this one connection: the request and its reply in one
+    /// `io_uring_enter` where the kernel can ([`RingWire`]), else as `Epoll`.
+    Ring,
+    /// The thread drives this one connection: a send, a wait in an epoll instance of the
+    /// connection's own, a receive.
+    Epoll,
+    /// The thread drives several connections (an OLTP thread's share): a send, then the
+    /// statement's task waits in the thread's tokio reactor (the socket registered for EPOLLIN
+    /// only) while the thread's other connections go on, and one receive takes the reply. The
+    /// thread sleeps once for all the replies that came while it worked.
+    Shared,
+}
+
+/// A [`Wait::Shared`] wire's registrations in its thread's reactor: the socket, and a timer
+/// of its own that ticks every eighth of the read timeout (no kernel timer armed per wait).
+#[derive(Debug)]
+struct SharedWait {
+    sock: AsyncFd<Arc<OwnedFd>>,
+    tick: AsyncFd<Ticker>,
+}
+
+impl SharedWait {
+    /// Registers socket `fd` and a new ticker in the current runtime's reactor (EPOLLIN only:
+    /// a unix socket signals EPOLLOUT each time the server reads a request, see
+    /// [`super::sockets`]). `None` outside a runtime or when the kernel refuses.
+    fn new(fd: &Arc<OwnedFd>, timeout: Duration) -> Option<SharedWait> {
+        tokio::runtime::Handle::try_current().ok()?;
+        let tick = Ticker::new(timeout)?;
+        // SAFETY: both descriptors stay open and the same for the registrations' lives: the
+        // socket is held by the Arc the AsyncFd owns, the timerfd by the Ticker it owns.
+        unsafe {
+            Some(SharedWait {
+                sock: AsyncFd::register_with_interest(fd.clone(), Interest::READABLE).ok()?,
+                tick: AsyncFd::register_with_interest(tick, Interest::READABLE).ok()?,
+            })
+        }
+    }
+}
+
+/// What woke a [`Wait::Shared`] wait.
+enum Woken<'a> {
+    Socket(io::Result<AsyncFdReadyGuard<'a, Arc<OwnedFd>>>),
+    Tick(io::Result<AsyncFdReadyGuard<'a, Ticker>>),
 }
 
 /// The measured loop's side of a connection: requests encoded into one buffer and sent whole,
@@ -129,6 +181,9 @@ pub struct Wire {
     ring: Option<RingWire>,
     /// `out` holds a request that goes out with the next receive (through the ring).
     held: bool,
+    /// Where the reply is awaited when the thread drives several connections
+    /// ([`Wait::Shared`]); the ring and the waiter are then unused.
+    shared: Option<SharedWait>,
 }
 
 /// Where a reply's rows go when they are read, not skipped.
@@ -145,12 +200,22 @@ enum Head {
 }
 
 impl Wire {
-    fn new(fd: Arc<OwnedFd>, timeout: Duration, ring: bool) -> Wire {
-        let ring = ring
+    /// A wire on socket `fd` (blocking, with the read timeout `timeout`) that awaits replies
+    /// as `wait` says, or as the kernel allows: without io_uring in epoll; outside a runtime,
+    /// or when the reactor refuses the socket, in an epoll instance of its own (its thread's
+    /// other connections then wait while it does).
+    fn new(fd: Arc<OwnedFd>, timeout: Duration, wait: Wait) -> Wire {
+        let shared = (wait == Wait::Shared)
+            .then(|| SharedWait::new(&fd, timeout))
+            .flatten();
+        let ring = (wait == Wait::Ring)
             .then(|| RingWire::new(fd.as_raw_fd(), timeout))
             .flatten();
-        let waiter = ring.is_none().then(|| Waiter::new(&fd, timeout)).flatten();
+        let waiter = (ring.is_none() && shared.is_none())
+            .then(|| Waiter::new(&fd, timeout))
+            .flatten();
         Wire {
+            shared,
             ring,
             held: false,
             fd,
@@ -173,6 +238,10 @@ impl Wire {
             return ring.round_trip(out, self.inb.spare_capacity_mut());
         }
         let fd = self.fd.as_raw_fd();
+        if self.shared.is_some() {
+            // The rest of a reply whose start [`Wire::await_reply`] received: it is on its way.
+            return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
+        }
         let Some(waiter) = &self.waiter else {
             return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
         };
@@ -192,13 +261,74 @@ impl Wire {
         self.ring.is_some()
     }
 
+    /// Whether replies are awaited in the thread's reactor ([`Wait::Shared`]).
+    pub fn shares_thread(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// Waits in the thread's reactor until the reply begins and receives what has come; its
+    /// thread's other connections run meanwhile. `TimedOut` after the read timeout without.
+    async fn await_reply(&mut self) -> io::Result<()> {
+        let Some(sh) = &self.shared else {
+            return Ok(());
+        };
+        if self.pos < self.inb.len() {
+            return Ok(()); // bytes are waiting already (a test's server may send first)
+        }
+        let fd = self.fd.as_raw_fd();
+        let mut first_tick = None;
+        loop {
+            let woken = std::future::poll_fn(|cx| {
+                if let Poll::Ready(g) = sh.sock.poll_read_ready(cx) {
+                    return Poll::Ready(Woken::Socket(g));
+                }
+                if let Poll::Ready(g) = sh.tick.poll_read_ready(cx) {
+                    return Poll::Ready(Woken::Tick(g));
+                }
+                Poll::Pending
+            })
+            .await;
+            match woken {
+                Woken::Socket(g) => {
+                    let mut g = g?;
+                    self.inb.reserve(READ_ROOM);
+                    let spare = self.inb.spare_capacity_mut();
+                    let room = spare.len();
+                    match recv_with(fd, spare, libc::MSG_DONTWAIT) {
+                        Ok(n) => {
+                            // Less than the room: the socket is drained, the next reply brings
+                            // a new edge (tokio's own rule for its streams).
+                            if n < room {
+                                g.clear_ready();
+                            }
+                            // SAFETY: recv wrote `n` bytes into the spare capacity.
+                            unsafe { self.inb.set_len(self.inb.len() + n) };
+                            self.awaiting = false;
+                            return Ok(());
+                        }
+                        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => g.clear_ready(),
+                        Err(e) => return Err(e),
+                    }
+                }
+                Woken::Tick(g) => {
+                    let mut g = g?;
+                    sh.tick.get_ref().drain();
+                    g.clear_ready();
+                    if sh.tick.get_ref().expired(&mut first_tick) {
+                        return Err(timed_out(self.timeout));
+                    }
+                }
+            }
+        }
+    }
+
     /// Rows changed by the last statement (its OK packet), as `Conn::affected_rows`.
     pub fn affected_rows(&self) -> u64 {
         self.affected
     }
 
     /// Executes prepared statement `id` (`params` its `?`s, in order) and drops its result.
-    pub fn exec(&mut self, id: u32, params: &[Param<'_>]) -> Result<(), Error> {
+    pub async fn exec(&mut self, id: u32, params: &[Param<'_>]) -> Result<(), Error> {
         let out = &mut self.out;
         out.clear();
         out.extend_from_slice(&[0, 0, 0, 0, COM_STMT_EXECUTE]);
@@ -225,20 +355,20 @@ impl Wire {
                 }
             }
         }
-        self.round_trip(None)
+        self.round_trip(None).await
     }
 
     /// Executes prepared statement `id` with `params`, mysql_async's values encoded by
     /// mysql_common as mysql_async encodes them, and drops its result.
-    pub fn exec_values(&mut self, id: u32, params: &[Value]) -> Result<(), Error> {
+    pub async fn exec_values(&mut self, id: u32, params: &[Value]) -> Result<(), Error> {
         self.encode_values(id, params)?;
-        self.round_trip(None)
+        self.round_trip(None).await
     }
 
     /// Executes prepared statement `id` with `params` and returns its rows, decoded with
     /// `columns` (the statement's column definitions from its prepare) unless the reply
     /// carries definitions of its own.
-    pub fn exec_rows(
+    pub async fn exec_rows(
         &mut self,
         id: u32,
         params: &[Value],
@@ -249,7 +379,8 @@ impl Wire {
         self.round_trip(Some(Collect {
             columns,
             rows: &mut rows,
-        }))?;
+        }))
+        .await?;
         Ok(rows)
     }
 
@@ -270,14 +401,16 @@ impl Wire {
     }
 
     /// Runs `sql` as a text query and drops its result.
-    pub fn query(&mut self, sql: &str) -> Result<(), Error> {
+    pub async fn query(&mut self, sql: &str) -> Result<(), Error> {
         self.out.clear();
         self.out.extend_from_slice(&[0, 0, 0, 0, COM_QUERY]);
         self.out.extend_from_slice(sql.as_bytes());
-        self.round_trip(None)
+        self.round_trip(None).await
     }
 
-    fn round_trip(&mut self, collect: Option<Collect<'_>>) -> Result<(), Error> {
+    /// Sends `out` and reads the whole reply. It awaits only when replies are awaited in the
+    /// thread's reactor ([`Wait::Shared`]); otherwise it finishes when first polled.
+    async fn round_trip(&mut self, collect: Option<Collect<'_>>) -> Result<(), Error> {
         if self.broken {
             return Err(lost(io::Error::new(
                 io::ErrorKind::BrokenPipe,
@@ -288,7 +421,11 @@ impl Wire {
             self.inb.clear();
             self.pos = 0;
         }
-        let r = self.send().and_then(|()| self.reply(collect));
+        let mut r = self.send();
+        if r.is_ok() && self.shared.is_some() {
+            r = self.await_reply().await.map_err(lost);
+        }
+        let r = r.and_then(|()| self.reply(collect));
         if let Err(Error::Io(_)) = &r {
             self.broken = true;
         }
@@ -598,16 +735,27 @@ mod tests {
     use std::os::unix::net::UnixStream;
 
     thread_local! {
-        /// Whether the wires of this test thread wait in io_uring (else in epoll).
-        static RING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// How the wires of this test thread wait.
+        static WAIT: std::cell::Cell<Wait> = const { std::cell::Cell::new(Wait::Ring) };
+        /// The test thread's runtime, whose reactor `Wait::Shared` wires wait in.
+        static RT: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
     }
 
-    /// Runs `test` with its wires waiting in io_uring ([`RingWire`]), then in epoll.
-    fn both_ways(test: impl Fn()) {
-        for ring in [true, false] {
-            RING.set(ring);
+    /// Runs `test` with its wires waiting in io_uring ([`RingWire`]), in an epoll instance of
+    /// their own, and in the thread's reactor.
+    fn every_way(test: impl Fn()) {
+        for wait in [Wait::Ring, Wait::Epoll, Wait::Shared] {
+            WAIT.set(wait);
             test();
         }
+    }
+
+    /// `f` run to its end on the test thread's runtime.
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        RT.with(|rt| rt.block_on(f))
     }
 
     /// A wire on one end of a socket pair; the test plays the server on the other.
@@ -620,16 +768,24 @@ mod tests {
         let (a, b) = UnixStream::pair().unwrap();
         let fd = Arc::new(OwnedFd::from(a));
         make_blocking(fd.as_raw_fd(), timeout).unwrap();
-        let ring = RING.get();
-        let w = Wire::new(fd, timeout, ring);
+        let wait = WAIT.get();
+        let w = RT.with(|rt| {
+            let _in = rt.enter();
+            Wire::new(fd, timeout, wait)
+        });
         assert_eq!(
             w.uses_ring(),
-            ring,
+            wait == Wait::Ring,
             "this kernel gave the wire no io_uring (Linux 6.1)"
         );
         assert_eq!(
+            w.shares_thread(),
+            wait == Wait::Shared,
+            "the runtime's reactor refused the socket"
+        );
+        assert_eq!(
             w.waiter.is_some(),
-            !ring,
+            wait == Wait::Epoll,
             "no epoll instance or timerfd here"
         );
         (w, b)
@@ -662,10 +818,10 @@ mod tests {
 
     #[test]
     fn encodes_a_statement_execute_as_mysql_common_does() {
-        both_ways(|| {
+        every_way(|| {
             let (mut w, mut srv) = pair();
             srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-            w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
+            run(w.exec(7, &[Param::Int(-2), Param::Str(b"ab")])).unwrap();
             assert_eq!(w.affected_rows(), 3);
             let mut want = vec![0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x08, 0, 0xfd, 0];
             want.extend_from_slice(&(-2i64).to_le_bytes());
@@ -673,22 +829,21 @@ mod tests {
             assert_eq!(request(&mut srv), want);
             // Without parameters: no NULL bitmap and no types.
             srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-            w.exec(9, &[]).unwrap();
+            run(w.exec(9, &[])).unwrap();
             assert_eq!(request(&mut srv), vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]);
         });
     }
 
     #[test]
     fn mysql_values_encode_as_the_wires_own_parameters_and_rows_decode() {
-        both_ways(|| {
+        every_way(|| {
             use mysql_async::consts::{ColumnFlags, ColumnType};
             let (mut w, mut srv) = pair();
             // Values encoded by mysql_common: the same bytes as the wire's own encoding.
             srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
             srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-            w.exec(7, &[Param::Int(-2), Param::Str(b"ab")]).unwrap();
-            w.exec_values(7, &[Value::Int(-2), Value::Bytes(b"ab".to_vec())])
-                .unwrap();
+            run(w.exec(7, &[Param::Int(-2), Param::Str(b"ab")])).unwrap();
+            run(w.exec_values(7, &[Value::Int(-2), Value::Bytes(b"ab".to_vec())])).unwrap();
             assert_eq!(w.affected_rows(), 3);
             assert_eq!(request(&mut srv), request(&mut srv));
 
@@ -709,7 +864,7 @@ mod tests {
             r2.push(0);
             srv.write_all(&reply(&[&[3, 0], &r1, &r2, DEPRECATE_EOF_OK]))
                 .unwrap();
-            let rows = w.exec_rows(2, &[Value::UInt(5)], cols.clone()).unwrap();
+            let rows = run(w.exec_rows(2, &[Value::UInt(5)], cols.clone())).unwrap();
             let mut req = request(&mut srv);
             assert_eq!(req.drain(..5).collect::<Vec<_>>(), [0x17, 2, 0, 0, 0]);
             assert_eq!(req[7..9], [0x08, 0x80], "UInt goes as an unsigned LONGLONG");
@@ -729,20 +884,22 @@ mod tests {
             r.extend_from_slice(&4_000_000_000u32.to_le_bytes());
             srv.write_all(&reply(&[&[1, 1], &def, EOF, &r, &r, EOF]))
                 .unwrap();
-            let rows = w.exec_rows(3, &[], cols).unwrap();
+            let rows = run(w.exec_rows(3, &[], cols)).unwrap();
             let _ = request(&mut srv);
             let got: Vec<u32> = rows.into_iter().map(mysql_async::from_row).collect();
             assert_eq!(got, vec![4_000_000_000, 4_000_000_000]);
             // An OK in place of a result: no rows, affected rows kept.
             srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-            assert!(w.exec_rows(3, &[], Vec::new().into()).unwrap().is_empty());
+            assert!(run(w.exec_rows(3, &[], Vec::new().into()))
+                .unwrap()
+                .is_empty());
             assert_eq!(w.affected_rows(), 3);
         });
     }
 
     #[test]
     fn skips_rows_with_and_without_deprecate_eof_and_follows_more_results() {
-        both_ways(|| {
+        every_way(|| {
             let (mut w, mut srv) = pair();
             let col: &[u8] = &[
                 3, b'd', b'e', b'f', 0, 0, 0, 1, b'c', 0, 0x0c, 8, 0, 0, 0, 0, 0xfd,
@@ -764,40 +921,40 @@ mod tests {
                 OK_3_ROWS,
             ]);
             srv.write_all(&old).unwrap();
-            w.query("CALL p()").unwrap();
+            run(w.query("CALL p()")).unwrap();
             assert_eq!(request(&mut srv), b"\x03CALL p()".to_vec());
             assert_eq!(w.affected_rows(), 3);
             // CLIENT_DEPRECATE_EOF: columns, rows, an OK-shaped 0xFE terminator; and none.
             srv.write_all(&reply(&[&[1], col, row, DEPRECATE_EOF_OK]))
                 .unwrap();
-            w.query("SELECT c").unwrap();
+            run(w.query("SELECT c")).unwrap();
             srv.write_all(&reply(&[&[1], col, DEPRECATE_EOF_OK]))
                 .unwrap();
-            w.query("SELECT c").unwrap();
+            run(w.query("SELECT c")).unwrap();
             // MariaDB's cached metadata: a column count with "metadata follows" 0, no definitions.
             srv.write_all(&reply(&[&[2, 0], row, DEPRECATE_EOF_OK]))
                 .unwrap();
-            w.exec(4, &[]).unwrap();
+            run(w.exec(4, &[])).unwrap();
             srv.write_all(&reply(&[&[1, 1], col, row, DEPRECATE_EOF_OK]))
                 .unwrap();
-            w.exec(4, &[]).unwrap();
+            run(w.exec(4, &[])).unwrap();
             // The socket is in step: the next reply is read whole.
             srv.write_all(&reply(&[&[0, 1, 0, 2, 0, 0, 0]])).unwrap();
-            w.query("UPDATE").unwrap();
+            run(w.query("UPDATE")).unwrap();
             assert_eq!(w.affected_rows(), 1);
         });
     }
 
     #[test]
     fn an_err_packet_is_the_servers_error_and_the_connection_goes_on() {
-        both_ways(|| {
+        every_way(|| {
             let (mut w, mut srv) = pair();
             let mut err = vec![0xff, 0xbd, 0x04, b'#'];
             err.extend_from_slice(b"40001Deadlock found");
             // A progress report (code 0xFFFF) first is skipped.
             let progress: &[u8] = &[0xff, 0xff, 0xff, 1, 1, 0, 0, 0];
             srv.write_all(&reply(&[progress, &err])).unwrap();
-            let e = w.exec(1, &[Param::Int(1)]).unwrap_err();
+            let e = run(w.exec(1, &[Param::Int(1)])).unwrap_err();
             match e {
                 Error::Server(s) => {
                     assert_eq!((s.code, s.state.as_str()), (1213, "40001"));
@@ -809,33 +966,33 @@ mod tests {
             let col: &[u8] = &[3, b'd', b'e', b'f'];
             srv.write_all(&reply(&[&[1], col, &[1, b'x'], &err]))
                 .unwrap();
-            assert!(matches!(w.query("SELECT"), Err(Error::Server(_))));
+            assert!(matches!(run(w.query("SELECT")), Err(Error::Server(_))));
             srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-            w.query("ROLLBACK").unwrap();
+            run(w.query("ROLLBACK")).unwrap();
         });
     }
 
     #[test]
     fn a_reply_out_of_step_or_cut_short_is_a_lost_connection_and_the_socket_is_done() {
-        both_ways(|| {
+        every_way(|| {
             let (mut w, mut srv) = pair();
             // Sequence 2 where 1 was due.
             srv.write_all(&[7, 0, 0, 2]).unwrap();
             srv.write_all(OK_3_ROWS).unwrap();
-            let e = w.query("SELECT 1").unwrap_err();
+            let e = run(w.query("SELECT 1")).unwrap_err();
             assert!(e.to_string().contains("out of order"), "{e}");
-            let e = w.query("SELECT 1").unwrap_err();
+            let e = run(w.query("SELECT 1")).unwrap_err();
             assert!(e.to_string().contains("failed earlier"), "{e}");
             // The server closes mid-reply.
             let (mut w, mut srv) = pair();
             srv.write_all(&reply(&[&[1]])).unwrap();
             drop(srv);
-            let e = w.query("SELECT 1").unwrap_err();
+            let e = run(w.query("SELECT 1")).unwrap_err();
             assert!(matches!(e, Error::Io(_)), "{e}");
             // The server is gone before the request: the send fails.
             let (mut w, srv) = pair();
             drop(srv);
-            let e = w.query("SELECT 1").unwrap_err();
+            let e = run(w.query("SELECT 1")).unwrap_err();
             assert!(matches!(e, Error::Io(_)), "{e}");
             assert!(e.to_string().contains("pipe"), "{e}");
         });
@@ -843,13 +1000,13 @@ mod tests {
 
     #[test]
     fn a_missing_reply_times_out_and_large_rows_are_skipped() {
-        both_ways(|| {
+        every_way(|| {
             let (mut w, srv) = pair_with(Duration::from_millis(300));
             // The waiter's timer ticks while no wait runs: a tick left pending from then must not
             // shorten the next wait.
             std::thread::sleep(Duration::from_millis(450));
             let started = std::time::Instant::now();
-            let e = w.query("SELECT SLEEP(9)").unwrap_err();
+            let e = run(w.query("SELECT SLEEP(9)")).unwrap_err();
             assert!(e.to_string().contains("read timeout"), "{e}");
             let waited = started.elapsed();
             assert!(
@@ -869,7 +1026,7 @@ mod tests {
                 srv2.write_all(&reply(&[OK_3_ROWS])).unwrap();
                 srv2
             });
-            w.query("SELECT SLEEP(0.4)").unwrap();
+            run(w.query("SELECT SLEEP(0.4)")).unwrap();
             assert_eq!(w.affected_rows(), 3);
             drop(writer.join().unwrap());
             // A row of 16 MiB + 10 bytes: two packets, the first of the maximal length.
@@ -889,13 +1046,58 @@ mod tests {
                 srv.write_all(&bytes).unwrap();
                 srv
             });
-            w.query("SELECT big").unwrap();
+            run(w.query("SELECT big")).unwrap();
             let mut srv = writer.join().unwrap();
             let _ = request(&mut srv);
             // Nothing of that reply is left: the next one is read in step.
             srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
-            w.query("DELETE").unwrap();
+            run(w.query("DELETE")).unwrap();
             assert_eq!(w.affected_rows(), 3);
         });
+    }
+
+    #[test]
+    fn wires_sharing_a_thread_wait_for_their_replies_together() {
+        WAIT.set(Wait::Shared);
+        let (mut slow, mut slow_srv) = pair();
+        let (mut fast, mut fast_srv) = pair();
+        let server = std::thread::spawn(move || {
+            let _ = request(&mut slow_srv);
+            let _ = request(&mut fast_srv);
+            fast_srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            slow_srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+            (slow_srv, fast_srv)
+        });
+        let started = std::time::Instant::now();
+        let (slow_took, fast_took) = run(async {
+            let slow_done = async {
+                slow.query("SELECT SLEEP(0.3)").await.unwrap();
+                started.elapsed()
+            };
+            let fast_done = async {
+                fast.query("SELECT 1").await.unwrap();
+                started.elapsed()
+            };
+            tokio::join!(slow_done, fast_done)
+        });
+        // The slow statement went out first; waiting for its reply did not hold the other
+        // connection's statement back (a wire waiting alone would have: 300 ms and more).
+        assert!(slow_took >= Duration::from_millis(300), "{slow_took:?}");
+        assert!(fast_took < Duration::from_millis(250), "{fast_took:?}");
+        assert_eq!((slow.affected_rows(), fast.affected_rows()), (3, 3));
+        // Both go on in step on one thread, one after the other.
+        let (mut slow_srv, mut fast_srv) = server.join().unwrap();
+        for (w, srv) in [(&mut slow, &mut slow_srv), (&mut fast, &mut fast_srv)] {
+            let writer = std::thread::spawn({
+                let mut srv = srv.try_clone().unwrap();
+                move || {
+                    let _ = request(&mut srv);
+                    srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+                }
+            });
+            run(w.query("COMMIT")).unwrap();
+            writer.join().unwrap();
+        }
     }
 }

@@ -578,7 +578,7 @@ async fn run_prepared(
     args: &[Arg<'_>],
 ) -> Result<(), mysql_async::Error> {
     match wire {
-        Some(w) if args.len() == stmt.num_params() as usize => w.exec(stmt.id(), args),
+        Some(w) if args.len() == stmt.num_params() as usize => w.exec(stmt.id(), args).await,
         _ => {
             fill_values(values, args);
             conn.exec_drop_values(stmt, values).await
@@ -593,7 +593,7 @@ pub(super) async fn run_sql(
     sql: &str,
 ) -> Result<(), mysql_async::Error> {
     match wire {
-        Some(w) => w.query(sql),
+        Some(w) => w.query(sql).await,
         None => conn.query_drop(sql).await,
     }
 }
