@@ -21,6 +21,13 @@
 //!   on an epoll instance of its own that watches the socket for EPOLLIN only, beside a timer
 //!   that ticks every eighth of the read timeout (the wait has no timeout of its own, so no
 //!   kernel timer is armed per statement: [`Waiter`]), and non-blocking `recv(2)` calls.
+//! * When the thread drives several connections (OLTP's default, two; [`Wait::Shared`]): one
+//!   `send(2)`, then the statement's task waits on the socket, registered in the thread's tokio
+//!   reactor for EPOLLIN only, while the thread's other connections go on, and one
+//!   non-blocking `recv(2)` takes the reply; the thread sleeps in the reactor's `epoll_wait`
+//!   once for every reply that came while it worked. The read timeout is a timerfd of the
+//!   connection's own in the same reactor, ticking as above. The public calls are `async` for
+//!   this way; the other two finish when first polled.
 //!
 //! In interleaved runs over the same fixed work the two cost the same client CPU per query
 //! within this VM's noise (BENCHMARKS.md); the ring makes a third of the system calls.
