@@ -245,10 +245,8 @@ impl Wire {
             return ring.round_trip(out, self.inb.spare_capacity_mut());
         }
         let fd = self.fd.as_raw_fd();
-        if self.shared.is_some() {
-            // The rest of a reply whose start [`Wire::await_reply`] received: it is on its way.
-            return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
-        }
+        // No waiter: the kernel gave none, or the reply is awaited in the thread's reactor
+        // ([`Wire::await_reply`]) and this is the rest of one whose start has come.
         let Some(waiter) = &self.waiter else {
             return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
         };
@@ -430,12 +428,13 @@ impl Wire {
         }
         let mut r = self.send();
         if r.is_ok() && self.shared.is_some() {
+            // A caller that dropped this future while it awaited (none here does) would leave
+            // the reply in the socket: until it has been read the wire counts as broken.
+            self.broken = true;
             r = self.await_reply().await.map_err(lost);
         }
         let r = r.and_then(|()| self.reply(collect));
-        if let Err(Error::Io(_)) = &r {
-            self.broken = true;
-        }
+        self.broken = matches!(r, Err(Error::Io(_)));
         r
     }
 
@@ -1106,5 +1105,20 @@ mod tests {
             run(w.query("COMMIT")).unwrap();
             writer.join().unwrap();
         }
+    }
+
+    #[test]
+    fn a_shared_wait_given_up_by_its_caller_leaves_the_wire_broken() {
+        WAIT.set(Wait::Shared);
+        let (mut w, mut srv) = pair();
+        let given_up = run(async {
+            tokio::time::timeout(Duration::from_millis(100), w.query("SELECT SLEEP(1)")).await
+        });
+        assert!(given_up.is_err(), "the reply cannot have come");
+        // Its reply may still come: nothing more goes out on this connection.
+        let _ = request(&mut srv);
+        srv.write_all(&reply(&[OK_3_ROWS])).unwrap();
+        let e = run(w.query("SELECT 1")).unwrap_err();
+        assert!(e.to_string().contains("failed earlier"), "{e}");
     }
 }
