@@ -9,6 +9,7 @@ mod blocking;
 pub(crate) mod clients;
 mod conn;
 pub mod link;
+mod reactorwait;
 mod ringwire;
 pub mod sockets;
 mod uring;

@@ -22,12 +22,8 @@
 //!   that ticks every eighth of the read timeout (the wait has no timeout of its own, so no
 //!   kernel timer is armed per statement: [`Waiter`]), and non-blocking `recv(2)` calls.
 //! * When the thread drives several connections (OLTP's default, two; [`Wait::Shared`]): one
-//!   `send(2)`, then the statement's task waits on the socket, registered in the thread's tokio
-//!   reactor for EPOLLIN only, while the thread's other connections go on, and one
-//!   non-blocking `recv(2)` takes the reply; the thread sleeps in the reactor's `epoll_wait`
-//!   once for every reply that came while it worked. The read timeout is a timerfd of the
-//!   connection's own in the same reactor, ticking as above. The public calls are `async` for
-//!   this way; the other two finish when first polled.
+//!   `send(2)`, a wait in the thread's reactor while its other connections go on, and one
+//!   `recv(2)` ([`ReactorWait`]). The public calls are `async` for this way only.
 //!
 //! In interleaved runs over the same fixed work the two cost the same client CPU per query
 //! within this VM's noise (BENCHMARKS.md); the ring makes a third of the system calls.
@@ -52,9 +48,8 @@
 //! protocol is `Error::Io` — a lost connection, counted as 2013, after which the engines
 //! reconnect. The first such error marks the wire broken: nothing more is sent on it.
 
-use super::blocking::{
-    make_blocking, recv, recv_with, send_all, timed_out, BlockingSocket, Ticker, Waiter,
-};
+use super::blocking::{make_blocking, recv, recv_with, send_all, BlockingSocket, Waiter};
+use super::reactorwait::ReactorWait;
 use super::ringwire::{RingWire, LINK_MAX};
 use mysql_async::{Column, Error, IoError, Row, ServerError, Value};
 use mysql_common::io::ParseBuf;
@@ -65,10 +60,7 @@ use mysql_common::value::ServerSide;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
-use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
-use tokio::io::Interest;
 
 /// A parameter of one statement.
 #[derive(Clone, Copy, Debug)]
@@ -119,49 +111,14 @@ pub fn attach(
 /// Where a wire awaits each reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
-    /// The thread drives this one connection: the request and its reply in one
-    /// `io_uring_enter` where the kernel can ([`RingWire`]), else as `Epoll`.
+    /// A thread's only connection: the request and its reply in one `io_uring_enter` where
+    /// the kernel can ([`RingWire`]), else as `Epoll`.
     Ring,
-    /// The thread drives this one connection: a send, a wait in an epoll instance of the
-    /// connection's own, a receive.
+    /// A thread's only connection: a send, a wait in an epoll instance of its own, a receive.
     Epoll,
-    /// The thread drives several connections (an OLTP thread's share): a send, then the
-    /// statement's task waits in the thread's tokio reactor (the socket registered for EPOLLIN
-    /// only) while the thread's other connections go on, and one receive takes the reply. The
-    /// thread sleeps once for all the replies that came while it worked.
+    /// One of a thread's several connections: a send, a wait in the thread's tokio reactor
+    /// while the others go on, a receive ([`ReactorWait`]).
     Shared,
-}
-
-/// A [`Wait::Shared`] wire's registrations in its thread's reactor: the socket, and a timer
-/// of its own that ticks every eighth of the read timeout (no kernel timer armed per wait).
-#[derive(Debug)]
-struct SharedWait {
-    sock: AsyncFd<Arc<OwnedFd>>,
-    tick: AsyncFd<Ticker>,
-}
-
-impl SharedWait {
-    /// Registers socket `fd` and a new ticker in the current runtime's reactor (EPOLLIN only:
-    /// a unix socket signals EPOLLOUT each time the server reads a request, see
-    /// [`super::sockets`]). `None` outside a runtime or when the kernel refuses.
-    fn new(fd: &Arc<OwnedFd>, timeout: Duration) -> Option<SharedWait> {
-        tokio::runtime::Handle::try_current().ok()?;
-        let tick = Ticker::new(timeout)?;
-        // SAFETY: both descriptors stay open and the same for the registrations' lives: the
-        // socket is held by the Arc the AsyncFd owns, the timerfd by the Ticker it owns.
-        unsafe {
-            Some(SharedWait {
-                sock: AsyncFd::register_with_interest(fd.clone(), Interest::READABLE).ok()?,
-                tick: AsyncFd::register_with_interest(tick, Interest::READABLE).ok()?,
-            })
-        }
-    }
-}
-
-/// What woke a [`Wait::Shared`] wait.
-enum Woken<'a> {
-    Socket(io::Result<AsyncFdReadyGuard<'a, Arc<OwnedFd>>>),
-    Tick(io::Result<AsyncFdReadyGuard<'a, Ticker>>),
 }
 
 /// The measured loop's side of a connection: requests encoded into one buffer and sent whole,
@@ -190,7 +147,7 @@ pub struct Wire {
     held: bool,
     /// Where the reply is awaited when the thread drives several connections
     /// ([`Wait::Shared`]); the ring and the waiter are then unused.
-    shared: Option<SharedWait>,
+    shared: Option<ReactorWait>,
 }
 
 /// Where a reply's rows go when they are read, not skipped.
@@ -207,13 +164,11 @@ enum Head {
 }
 
 impl Wire {
-    /// A wire on socket `fd` (blocking, with the read timeout `timeout`) that awaits replies
-    /// as `wait` says, or as the kernel allows: without io_uring in epoll; outside a runtime,
-    /// or when the reactor refuses the socket, in an epoll instance of its own (its thread's
-    /// other connections then wait while it does).
+    /// A wire on socket `fd` that awaits replies as `wait` says where it can, else in an epoll
+    /// instance of its own (no io_uring; no runtime or the reactor refused the socket).
     fn new(fd: Arc<OwnedFd>, timeout: Duration, wait: Wait) -> Wire {
         let shared = (wait == Wait::Shared)
-            .then(|| SharedWait::new(&fd, timeout))
+            .then(|| ReactorWait::new(&fd, timeout))
             .flatten();
         let ring = (wait == Wait::Ring)
             .then(|| RingWire::new(fd.as_raw_fd(), timeout))
@@ -271,8 +226,8 @@ impl Wire {
         self.shared.is_some()
     }
 
-    /// Waits in the thread's reactor until the reply begins and receives what has come; its
-    /// thread's other connections run meanwhile. `TimedOut` after the read timeout without.
+    /// Waits in the thread's reactor until the reply begins and receives what has come
+    /// ([`ReactorWait`]); its thread's other connections run meanwhile.
     async fn await_reply(&mut self) -> io::Result<()> {
         let Some(sh) = &self.shared else {
             return Ok(());
@@ -280,51 +235,10 @@ impl Wire {
         if self.pos < self.inb.len() {
             return Ok(()); // bytes are waiting already (a test's server may send first)
         }
-        let fd = self.fd.as_raw_fd();
-        let mut first_tick = None;
-        loop {
-            let woken = std::future::poll_fn(|cx| {
-                if let Poll::Ready(g) = sh.sock.poll_read_ready(cx) {
-                    return Poll::Ready(Woken::Socket(g));
-                }
-                if let Poll::Ready(g) = sh.tick.poll_read_ready(cx) {
-                    return Poll::Ready(Woken::Tick(g));
-                }
-                Poll::Pending
-            })
-            .await;
-            match woken {
-                Woken::Socket(g) => {
-                    let mut g = g?;
-                    self.inb.reserve(READ_ROOM);
-                    let spare = self.inb.spare_capacity_mut();
-                    let room = spare.len();
-                    match recv_with(fd, spare, libc::MSG_DONTWAIT) {
-                        Ok(n) => {
-                            // Less than the room: the socket is drained, the next reply brings
-                            // a new edge (tokio's own rule for its streams).
-                            if n < room {
-                                g.clear_ready();
-                            }
-                            // SAFETY: recv wrote `n` bytes into the spare capacity.
-                            unsafe { self.inb.set_len(self.inb.len() + n) };
-                            self.awaiting = false;
-                            return Ok(());
-                        }
-                        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => g.clear_ready(),
-                        Err(e) => return Err(e),
-                    }
-                }
-                Woken::Tick(g) => {
-                    let mut g = g?;
-                    sh.tick.get_ref().drain();
-                    g.clear_ready();
-                    if sh.tick.get_ref().expired(&mut first_tick) {
-                        return Err(timed_out(self.timeout));
-                    }
-                }
-            }
-        }
+        self.inb.reserve(READ_ROOM);
+        sh.receive(&mut self.inb).await?;
+        self.awaiting = false;
+        Ok(())
     }
 
     /// Rows changed by the last statement (its OK packet), as `Conn::affected_rows`.
