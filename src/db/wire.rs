@@ -236,9 +236,7 @@ impl Wire {
             return Ok(()); // bytes are waiting already (a test's server may send first)
         }
         self.inb.reserve(READ_ROOM);
-        sh.receive(&mut self.inb).await?;
-        self.awaiting = false;
-        Ok(())
+        sh.receive(&mut self.inb).await.map(drop)
     }
 
     /// Rows changed by the last statement (its OK packet), as `Conn::affected_rows`.

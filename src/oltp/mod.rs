@@ -141,9 +141,9 @@ pub struct OltpConfig {
     /// run: stop the kernel waking the client when the server has read a request (see
     /// `db::sockets`); halves the client's wake-ups per query on unix sockets.
     pub skip_write_wakeups: bool,
-    /// OS threads driving the connections (0 = one per two connections, `run::CONNECTIONS_PER_THREAD`;
-    /// sysbench has one per connection); each runs a single-threaded tokio runtime with its share
-    /// of the connections.
+    /// OS threads driving the connections (0 = one per two connections,
+    /// `run::CONNECTIONS_PER_THREAD`; sysbench has one per connection); each runs a
+    /// single-threaded tokio runtime with its share of the connections.
     pub client_threads: u32,
     /// run: how the measured statements are sent and their replies awaited (`direct`, the
     /// default: spindle's own protocol code when a thread drives one connection; see

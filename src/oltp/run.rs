@@ -2,8 +2,8 @@
 //!
 //! Connections are spread over OS threads (one per two connections by default, sysbench has one
 //! per connection; another share with `client_threads`), each driving its share with a
-//! single-threaded tokio runtime, so a query costs no cross-thread wake-up (the threads are `db::clients`'; this file says what an
-//! OLTP connection prepares and runs).
+//! single-threaded tokio runtime, so a query costs no cross-thread wake-up (the threads are
+//! `db::clients`'; this file says what an OLTP connection prepares and runs).
 //! Every connection connects and prepares first; the clock starts when all are ready (sysbench's
 //! "Threads started!"). Per transaction the worker keeps its latency in its own
 //! [`LatencyRecorder`] and bumps a few relaxed atomics (counters, the interval histogram) that the
