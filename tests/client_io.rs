@@ -12,6 +12,7 @@ mod common;
 use common::{diagnostics_say, free_tcp_port, TestServer};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Value};
+use spindle::db::sharedring;
 use spindle::db::sockets::read_through_io_uring;
 use spindle::db::wire::Wait;
 use spindle::db::{classify, wire, ErrorClass, IgnoreErrors, Param};
@@ -325,16 +326,36 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
     let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
     let tcp = srv.tcp_opts(port);
     // Each statement through io_uring (a thread's only connection where the kernel allows),
-    // through epoll, and awaited in the runtime's reactor (a thread's several connections).
+    // through epoll, and, for a thread's several connections, through the thread's io_uring
+    // or awaited in the runtime's reactor.
     let ways = [
-        ("unix socket, io_uring", srv.opts(), Wait::Ring),
-        ("unix socket, epoll", srv.opts(), Wait::Epoll),
-        ("unix socket, the reactor", srv.opts(), Wait::Shared),
-        ("TCP, io_uring", tcp.clone(), Wait::Ring),
-        ("TCP, epoll", tcp.clone(), Wait::Epoll),
-        ("TCP, the reactor", tcp, Wait::Shared),
+        ("unix socket, io_uring", srv.opts(), Wait::Ring, false),
+        ("unix socket, epoll", srv.opts(), Wait::Epoll, false),
+        (
+            "unix socket, the thread's io_uring",
+            srv.opts(),
+            Wait::Shared,
+            true,
+        ),
+        ("unix socket, the reactor", srv.opts(), Wait::Shared, false),
+        ("TCP, io_uring", tcp.clone(), Wait::Ring, false),
+        ("TCP, epoll", tcp.clone(), Wait::Epoll, false),
+        (
+            "TCP, the thread's io_uring",
+            tcp.clone(),
+            Wait::Shared,
+            true,
+        ),
+        ("TCP, the reactor", tcp, Wait::Shared, false),
     ];
-    for (what, opts, wait) in ways {
+    for (what, opts, wait, thread_ring) in ways {
+        sharedring::remove();
+        if thread_ring {
+            assert!(
+                sharedring::install(Duration::from_secs(30)),
+                "{what}: no io_uring"
+            );
+        }
         let mut conn = Conn::new(opts.clone()).await.unwrap();
         let mut w = wire::attach(&mut conn, Duration::from_secs(30), wait)
             .unwrap_or_else(|e| panic!("{what}: {e}"))
@@ -345,6 +366,7 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
             "{what}: this kernel gave no io_uring"
         );
         assert_eq!(w.shares_thread(), wait == Wait::Shared, "{what}");
+        assert_eq!(w.shares_ring(), thread_ring, "{what}");
         assert!(wire::attach(&mut conn, Duration::from_secs(30), wait)
             .unwrap()
             .is_none());
@@ -361,18 +383,30 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
             "{what}: quit without COM_QUIT"
         );
     }
+    sharedring::remove();
 }
 
 #[tokio::test]
 async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_read_timeout() {
     let srv = TestServer::start().await;
-    for wait in [Wait::Ring, Wait::Epoll, Wait::Shared] {
+    let ways = [
+        (Wait::Ring, false),
+        (Wait::Epoll, false),
+        (Wait::Shared, true),
+        (Wait::Shared, false),
+    ];
+    for (wait, thread_ring) in ways {
+        sharedring::remove();
+        if thread_ring {
+            assert!(sharedring::install(Duration::from_millis(1500)));
+        }
         let mut conn = Conn::new(srv.opts()).await.unwrap();
         let mut w = wire::attach(&mut conn, Duration::from_millis(1500), wait)
             .unwrap()
             .unwrap();
         assert_eq!(w.uses_ring(), wait == Wait::Ring);
         assert_eq!(w.shares_thread(), wait == Wait::Shared);
+        assert_eq!(w.shares_ring(), thread_ring);
         w.query("SELECT 1").await.unwrap();
         let started = Instant::now();
         let stopped = Stopped(&srv);
@@ -394,6 +428,7 @@ async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_r
         w.query("SELECT SLEEP(2)").await.unwrap();
         conn.disconnect().await.unwrap();
     }
+    sharedring::remove();
 }
 
 #[tokio::test]
@@ -434,8 +469,9 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     prepare(&srv).await;
     // Every connection of a --client-io=uring run is read through io_uring, of a direct run
     // (the default) written and read by spindle; the reactor's are not.
-    // The default puts both connections on one thread, awaited in its reactor; with a thread
-    // each, direct goes through each connection's ring.
+    // The default puts both connections on one thread, through the thread's io_uring (in its
+    // reactor with direct-epoll); with a thread each, direct goes through each connection's
+    // ring.
     const DIRECT: &str = "statements sent and replies read by spindle on ";
     for (io, client_threads, note, how) in [
         (
@@ -444,7 +480,18 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
             "replies received through io_uring on ",
             "",
         ),
-        (ClientIo::Direct, 0, DIRECT, "sharing client threads"),
+        (
+            ClientIo::Direct,
+            0,
+            DIRECT,
+            "sharing client threads and each thread's io_uring",
+        ),
+        (
+            ClientIo::DirectEpoll,
+            0,
+            DIRECT,
+            "sharing client threads (one send",
+        ),
         (
             ClientIo::Direct,
             2,
@@ -484,6 +531,7 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
         (ClientIo::Uring, 0),
         (ClientIo::Direct, 0),
         (ClientIo::Direct, 2),
+        (ClientIo::DirectEpoll, 0),
         (ClientIo::DirectEpoll, 2),
     ] {
         stopped_server_ends_the_run(&srv, io, client_threads).await;

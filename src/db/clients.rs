@@ -15,6 +15,7 @@ use super::conn::ConnectionConfig;
 use super::sockets::{client_runtime, ClientIo, IoStats, ThreadIo};
 use crate::engine::Controller;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Barrier, Mutex};
@@ -307,6 +308,15 @@ fn client_thread<S: Sessions>(
         // One connection: poll it directly, no task scheduling per wake-up.
         let (p, s) = plans.into_iter().zip(sessions).next().expect("one plan");
         return vec![rt.block_on(S::run(shared.clone(), p, s, io))];
+    }
+    if super::sharedring::installed() {
+        // The connections wait for their replies in the thread's io_uring.
+        let sessions = plans
+            .into_iter()
+            .zip(sessions)
+            .map(|(p, s)| Box::pin(S::run(shared.clone(), p, s, io.clone())) as Pin<Box<_>>)
+            .collect();
+        return super::ringdrive::drive(&rt, sessions);
     }
     rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();

@@ -118,8 +118,10 @@ pub struct IoStats {
     /// and those of them that did through io_uring ([`super::ringwire`]).
     direct: AtomicU64,
     direct_ring: AtomicU64,
-    /// Those of them that shared their thread with others ([`Wait::Shared`]).
+    /// Those of them that shared their thread with others ([`Wait::Shared`]), and those of
+    /// these that waited in the thread's io_uring ([`super::sharedring`]).
     direct_shared: AtomicU64,
+    direct_shared_ring: AtomicU64,
     /// Sockets whose writable wake-ups were dropped.
     tuned: AtomicU64,
     /// Why a connection meant for io_uring used the reactor (the first reason seen).
@@ -150,11 +152,20 @@ impl IoStats {
             ));
         }
         let shared = self.direct_shared.load(Relaxed);
-        if shared > 0 {
+        let shared_ring = self.direct_shared_ring.load(Relaxed);
+        if shared_ring > 0 {
             notes.push(format!(
-                "statements sent and replies read by spindle on {shared} connections sharing \
+                "statements sent and replies read by spindle on {shared_ring} connections \
+                 sharing client threads and each thread's io_uring (one io_uring_enter sends \
+                 what the thread's connections queued and waits for the replies)"
+            ));
+        }
+        if shared > shared_ring {
+            notes.push(format!(
+                "statements sent and replies read by spindle on {} connections sharing \
                  client threads (one send and one receive per statement, one wait in the \
-                 thread's epoll for the replies that came meanwhile)"
+                 thread's epoll for the replies that came meanwhile)",
+                shared - shared_ring
             ));
         }
         if direct > ring + shared {
@@ -216,6 +227,9 @@ impl ThreadIo {
                     stats
                         .direct_shared
                         .fetch_add(u64::from(wire.shares_thread()), Relaxed);
+                    stats
+                        .direct_shared_ring
+                        .fetch_add(u64::from(wire.shares_ring()), Relaxed);
                     return Some(wire);
                 }
                 Ok(None) => stats.fell_back("direct I/O not used: not a plain socket".into()),
@@ -320,6 +334,11 @@ pub(crate) fn client_runtime(
                     let wait = match (connections, io) {
                         (1, ClientIo::Direct) => Wait::Ring,
                         (1, _) => Wait::Epoll,
+                        (_, ClientIo::Direct) => {
+                            // The thread's own io_uring where the kernel allows, else its reactor.
+                            super::sharedring::install(connection.read_timeout());
+                            Wait::Shared
+                        }
                         _ => Wait::Shared,
                     };
                     (connection.read_timeout(), wait)
