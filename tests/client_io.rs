@@ -469,9 +469,9 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     prepare(&srv).await;
     // Every connection of a --client-io=uring run is read through io_uring, of a direct run
     // (the default) written and read by spindle; the reactor's are not.
-    // The default puts both connections on one thread, through the thread's io_uring (in its
-    // reactor with direct-epoll); with a thread each, direct goes through each connection's
-    // ring.
+    // The default puts both connections on one thread, awaited in its reactor (through the
+    // thread's io_uring with direct-ring); with a thread each, direct goes through each
+    // connection's ring.
     const DIRECT: &str = "statements sent and replies read by spindle on ";
     for (io, client_threads, note, how) in [
         (
@@ -484,13 +484,13 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
             ClientIo::Direct,
             0,
             DIRECT,
-            "sharing client threads and each thread's io_uring",
+            "sharing client threads (one send",
         ),
         (
-            ClientIo::DirectEpoll,
+            ClientIo::DirectRing,
             0,
             DIRECT,
-            "sharing client threads (one send",
+            "sharing client threads and each thread's io_uring",
         ),
         (
             ClientIo::Direct,
@@ -531,7 +531,7 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
         (ClientIo::Uring, 0),
         (ClientIo::Direct, 0),
         (ClientIo::Direct, 2),
-        (ClientIo::DirectEpoll, 0),
+        (ClientIo::DirectRing, 0),
         (ClientIo::DirectEpoll, 2),
     ] {
         stopped_server_ends_the_run(&srv, io, client_threads).await;

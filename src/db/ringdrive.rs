@@ -55,7 +55,7 @@ impl Wake for Flag {
     }
 }
 
-/// The ring's descriptor, watched by tokio's reactor while [`drive`] gives the thread back.
+/// The ring's eventfd, watched by tokio's reactor while [`drive`] gives the thread back.
 struct RingFd(RawFd);
 
 impl AsRawFd for RingFd {
@@ -76,7 +76,7 @@ enum Next {
 /// else takes what has come without sleeping; wakes the sessions whose replies came.
 fn sleep_in_ring(live: usize) -> Next {
     let slept = with_ring(|r| {
-        let all = r.waits >= live;
+        let all = r.waits >= live && r.watch(false).is_ok();
         let e = r.enter(usize::from(all));
         let (woke, ticked) = r.reap();
         (all && e.is_ok() || woke, ticked)
@@ -113,9 +113,9 @@ pub(crate) fn drive<T>(
     let mut live = n;
     let was_driving = DRIVING.replace(true);
     rt.block_on(async {
-        let fd = with_ring(|r| r.ring.as_raw_fd());
+        let fd = with_ring(|r| r.event_fd());
         let watched = fd.and_then(|fd| {
-            // SAFETY: the ring's descriptor stays open and the same while this registration
+            // SAFETY: the ring's eventfd stays open and the same while this registration
             // lives: the ring is the thread's, dropped after this call.
             unsafe {
                 tokio::io::unix::AsyncFd::register_with_interest(
@@ -155,7 +155,21 @@ pub(crate) fn drive<T>(
                     return Poll::Pending;
                 }
                 // A session waits for tokio (a reconnect, a pause): sleep there, woken by a
-                // session's waker or the ring's descriptor.
+                // session's waker or the ring's eventfd (registered first, then the ring
+                // looked at again for what came before).
+                let watching = with_ring(|r| {
+                    r.watch(true)?;
+                    let _ = r.enter(0);
+                    Ok::<_, std::io::Error>(r.reap().0)
+                });
+                match watching {
+                    Some(Ok(true)) => continue,
+                    Some(Err(_)) => {
+                        cx.waker().wake_by_ref(); // no eventfd: come back at once
+                        return Poll::Pending;
+                    }
+                    _ => {}
+                }
                 *ready.root.lock().unwrap_or_else(|p| p.into_inner()) = Some(cx.waker().clone());
                 ready.polling.store(false, Relaxed);
                 if ready.flags.iter().any(|f| f.load(Relaxed)) {

@@ -23,12 +23,14 @@
 //! kernel's completion says it let go of them; a ring dropped before that leaks them rather
 //! than free memory the kernel may still write.
 //!
-//! The ring is single-issuer (Linux 6.0) and lives in a thread-local of the client thread that
-//! made it ([`install`]). It does not defer its task work to the waits (as the ring of a
-//! thread's only connection does): on Linux 6.1 such a ring never woke tokio's reactor when a
-//! reply came while the thread slept there (the test
-//! `a_thread_ring_runs_its_sessions_while_one_waits_for_tokio`); completions are run when the
-//! thread next enters the kernel instead (IORING_SETUP_COOP_TASKRUN).
+//! The ring is single-issuer with deferred task work (Linux 6.1: completions run only when the
+//! thread enters the ring, measured at 1.41x the point_selects per second of a ring that runs
+//! them when it next enters the kernel, BENCHMARKS.md) and lives in a thread-local of the
+//! client thread that made it ([`install`]). Such a ring's own descriptor does not wake an
+//! epoll waiter on Linux 6.1 when a reply comes (the test
+//! `a_thread_ring_runs_its_sessions_while_one_waits_for_tokio` failed that way), so while the
+//! thread sleeps in tokio's reactor instead of the ring an eventfd registered with the ring
+//! ([`SharedRing::watch`]) stands in: the kernel signals it when completion work is queued.
 
 use super::blocking::{timed_out, Ticker};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -138,12 +140,15 @@ pub(super) struct SharedRing {
     slots: Vec<Slot>,
     /// Waits alive (one per session waiting for its reply).
     pub(super) waits: usize,
+    /// Signalled by the kernel for each completion while registered ([`SharedRing::watch`]).
+    event: std::os::fd::OwnedFd,
+    watching: bool,
 }
 
 impl SharedRing {
     fn new(timeout: Duration) -> Option<SharedRing> {
         let mut b = IoUring::builder();
-        b.setup_single_issuer().setup_coop_taskrun();
+        b.setup_single_issuer().setup_defer_taskrun();
         let ring = b.build(2 * SLOTS + 8).ok()?;
         if !ring.params().is_feature_skip_cqe_on_success() {
             return None;
@@ -157,12 +162,37 @@ impl SharedRing {
             ticking: false,
             slots: Vec::new(),
             waits: 0,
+            event: eventfd()?,
+            watching: false,
         };
         r.arm_ticks().ok()?;
         r.enter(0).ok()?;
         // A kernel that cannot poll that way fails the request at once.
         r.reap();
         r.ticking.then_some(r)
+    }
+
+    /// The eventfd that [`SharedRing::watch`] registers.
+    pub(super) fn event_fd(&self) -> RawFd {
+        use std::os::fd::AsRawFd;
+        self.event.as_raw_fd()
+    }
+
+    /// Registers the eventfd with the ring (`on`, before the thread sleeps elsewhere, e.g. in
+    /// tokio's reactor with the eventfd watched there) or unregisters it (before it sleeps in
+    /// the ring again: no signal per completion meanwhile); drains it either way.
+    pub(super) fn watch(&mut self, on: bool) -> io::Result<()> {
+        if on != self.watching {
+            match on {
+                true => self.ring.submitter().register_eventfd(self.event_fd())?,
+                false => self.ring.submitter().unregister_eventfd()?,
+            }
+            self.watching = on;
+        }
+        let mut count = [0u8; 8];
+        // SAFETY: reads the eventfd's 8-byte count into `count` (non-blocking).
+        unsafe { libc::read(self.event_fd(), count.as_mut_ptr().cast(), 8) };
+        Ok(())
     }
 
     /// Queues the timer's multishot poll.
@@ -482,4 +512,13 @@ impl Drop for ReplyWait {
             r.abandon(self.index);
         });
     }
+}
+
+/// A new non-blocking eventfd; `None` if the kernel refuses one.
+fn eventfd() -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: eventfd returns a new descriptor this takes ownership of.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    // SAFETY: as above; checked not to be an error.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }

@@ -74,6 +74,11 @@ pub enum ClientIo {
     /// The same, a thread's only connection waiting in epoll: one send, one `epoll_wait` and
     /// one receive per statement.
     DirectEpoll,
+    /// As `Direct`, a thread's several connections through the thread's own io_uring
+    /// ([`super::sharedring`], [`super::ringdrive`]): about one `io_uring_enter` per statement
+    /// for the thread, but no less client CPU per query than the reactor in interleaved pairs
+    /// (BENCHMARKS.md "One io_uring per client thread"), hence not the default.
+    DirectRing,
 }
 
 impl ClientIo {
@@ -89,10 +94,19 @@ impl ClientIo {
             None => Ok(ClientIo::Direct),
             Some(s) => Self::parse(s).ok_or_else(|| {
                 anyhow::anyhow!(
-                    "--client-io {s}: use direct, direct-epoll, reactor, uring or uring-send"
+                    "--client-io {s}: use direct, direct-epoll, reactor, uring, uring-send or \
+                     direct-ring"
                 )
             }),
         }
+    }
+
+    /// Whether spindle writes and reads the measured statements itself ([`super::wire`]).
+    pub fn is_direct(self) -> bool {
+        matches!(
+            self,
+            ClientIo::Direct | ClientIo::DirectEpoll | ClientIo::DirectRing
+        )
     }
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -102,6 +116,7 @@ impl ClientIo {
             "reactor" => Some(ClientIo::Reactor),
             "direct" => Some(ClientIo::Direct),
             "direct-epoll" => Some(ClientIo::DirectEpoll),
+            "direct-ring" => Some(ClientIo::DirectRing),
             _ => None,
         }
     }
@@ -330,11 +345,11 @@ pub(crate) fn client_runtime(
             ThreadIo {
                 uring: (matches!(io, ClientIo::Uring | ClientIo::UringSend) && connections == 1)
                     .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
-                direct: matches!(io, ClientIo::Direct | ClientIo::DirectEpoll).then(|| {
+                direct: io.is_direct().then(|| {
                     let wait = match (connections, io) {
-                        (1, ClientIo::Direct) => Wait::Ring,
+                        (1, ClientIo::Direct | ClientIo::DirectRing) => Wait::Ring,
                         (1, _) => Wait::Epoll,
-                        (_, ClientIo::Direct) => {
+                        (_, ClientIo::DirectRing) => {
                             // The thread's own io_uring where the kernel allows, else its reactor.
                             super::sharedring::install(connection.read_timeout());
                             Wait::Shared

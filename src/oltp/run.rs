@@ -20,7 +20,7 @@ use super::shared::{Live, Shared, WorkerOut};
 use super::workload::{Session, Tally};
 use super::OltpConfig;
 use crate::db::clients::{self, ClientRun, Clients, Sessions};
-use crate::db::sockets::{ClientIo, ThreadIo};
+use crate::db::sockets::ThreadIo;
 use crate::db::{classify, describe_error, ErrorClass};
 use crate::engine::{Controller, Observer};
 use crate::engine::{IntervalSample, Measurement};
@@ -55,7 +55,7 @@ pub fn run(
     // share (BENCHMARKS.md "Two connections per client thread").
     // The hidden A/B modes other than direct keep one thread per connection.
     let os_threads = match (cfg.client_threads, cfg.client_io) {
-        (0, ClientIo::Direct | ClientIo::DirectEpoll) => threads.div_ceil(CONNECTIONS_PER_THREAD),
+        (0, io) if io.is_direct() => threads.div_ceil(CONNECTIONS_PER_THREAD),
         (0, _) => threads,
         (n, _) => n as usize,
     }
