@@ -180,6 +180,7 @@ pub(crate) fn drive<T>(
                     watched.as_ref().map(|w| w.poll_read_ready(cx))
                 {
                     g.clear_ready();
+                    with_ring(|r| r.drain_event());
                     ready.polling.store(true, Relaxed);
                     continue;
                 }

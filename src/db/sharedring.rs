@@ -180,7 +180,7 @@ impl SharedRing {
 
     /// Registers the eventfd with the ring (`on`, before the thread sleeps elsewhere, e.g. in
     /// tokio's reactor with the eventfd watched there) or unregisters it (before it sleeps in
-    /// the ring again: no signal per completion meanwhile); drains it either way.
+    /// the ring again: no signal per completion meanwhile). No system call when it already is.
     pub(super) fn watch(&mut self, on: bool) -> io::Result<()> {
         if on != self.watching {
             match on {
@@ -188,11 +188,16 @@ impl SharedRing {
                 false => self.ring.submitter().unregister_eventfd()?,
             }
             self.watching = on;
+            self.drain_event();
         }
+        Ok(())
+    }
+
+    /// Takes the eventfd's count (non-blocking), so it reads as not ready until its next signal.
+    pub(super) fn drain_event(&self) {
         let mut count = [0u8; 8];
         // SAFETY: reads the eventfd's 8-byte count into `count` (non-blocking).
         unsafe { libc::read(self.event_fd(), count.as_mut_ptr().cast(), 8) };
-        Ok(())
     }
 
     /// Queues the timer's multishot poll.
