@@ -89,6 +89,16 @@ fn sleep_in_ring(live: usize) -> Next {
     }
 }
 
+/// The ring's eventfd registered in the current runtime's reactor (inside `block_on`).
+fn watch_event(fd: RawFd) -> Option<tokio::io::unix::AsyncFd<RingFd>> {
+    // SAFETY: the ring's eventfd stays open and the same while this registration lives: the
+    // ring is the thread's, dropped after [`drive`] returns.
+    unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(RingFd(fd), tokio::io::Interest::READABLE)
+    }
+    .ok()
+}
+
 /// Runs `sessions` to their ends on `rt` with this thread's ring ([`install`]); their outputs
 /// in the same order.
 pub(crate) fn drive<T>(
@@ -113,18 +123,7 @@ pub(crate) fn drive<T>(
     let mut live = n;
     let was_driving = DRIVING.replace(true);
     rt.block_on(async {
-        let fd = with_ring(|r| r.event_fd());
-        let watched = fd.and_then(|fd| {
-            // SAFETY: the ring's eventfd stays open and the same while this registration
-            // lives: the ring is the thread's, dropped after this call.
-            unsafe {
-                tokio::io::unix::AsyncFd::register_with_interest(
-                    RingFd(fd),
-                    tokio::io::Interest::READABLE,
-                )
-            }
-            .ok()
-        });
+        let watched = with_ring(|r| r.event_fd()).and_then(watch_event);
         std::future::poll_fn(|cx| {
             ready.polling.store(true, Relaxed);
             let mut rounds = 0;
