@@ -312,13 +312,19 @@ impl Ticker {
     /// seen ticks a read timeout apart: the wait gives up. Never early (its first tick came
     /// after it began), at most one tick late.
     pub(super) fn expired(&self, first: &mut Option<std::time::Instant>) -> bool {
-        let now = std::time::Instant::now();
-        match *first {
-            None => {
-                *first = Some(now);
-                false
-            }
-            Some(t) => now.duration_since(t) >= self.timeout,
+        ticks_apart(first, self.timeout)
+    }
+}
+
+/// [`Ticker::expired`]'s rule for a wait with read timeout `timeout` of its own (a ring's ticks
+/// shared by connections that each measure their own).
+pub(super) fn ticks_apart(first: &mut Option<std::time::Instant>, timeout: Duration) -> bool {
+    let now = std::time::Instant::now();
+    match *first {
+        None => {
+            *first = Some(now);
+            false
         }
+        Some(t) => now.duration_since(t) >= timeout,
     }
 }

@@ -2,9 +2,10 @@
 //! ([`super::sharedring`]): it polls the sessions that were woken, and when none is ready and
 //! every live one waits for its reply in the ring, it sleeps in one `io_uring_enter(2)` that also
 //! submits what the sessions queued. When a session waits for something of tokio's (a
-//! reconnect, a pause between tries), it gives the thread back to tokio, whose reactor watches
-//! the ring's descriptor so a reply wakes it there; tokio also gets the thread at every tick of
-//! the ring's timer and every few hundred rounds, for its timers and tasks.
+//! reconnect, a pause between tries), it gives the thread back to tokio, whose reactor then
+//! watches an eventfd registered with the ring so a reply wakes it there; tokio also gets the
+//! thread at every tick of the ring's timer and every few hundred rounds, for its timers and
+//! tasks.
 //!
 //! A session must not wait for a reply and for tokio at once (none does; a timer beside a
 //! reply fires at the ring's next tick, up to 100 ms late).
@@ -56,9 +57,9 @@ impl Wake for Flag {
 }
 
 /// The ring's eventfd, watched by tokio's reactor while [`drive`] gives the thread back.
-struct RingFd(RawFd);
+struct EventFd(RawFd);
 
-impl AsRawFd for RingFd {
+impl AsRawFd for EventFd {
     fn as_raw_fd(&self) -> RawFd {
         self.0
     }
@@ -90,17 +91,17 @@ fn sleep_in_ring(live: usize) -> Next {
 }
 
 /// The ring's eventfd registered in the current runtime's reactor (inside `block_on`).
-fn watch_event(fd: RawFd) -> Option<tokio::io::unix::AsyncFd<RingFd>> {
+fn watch_event(fd: RawFd) -> Option<tokio::io::unix::AsyncFd<EventFd>> {
     // SAFETY: the ring's eventfd stays open and the same while this registration lives: the
     // ring is the thread's, dropped after [`drive`] returns.
     unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(RingFd(fd), tokio::io::Interest::READABLE)
+        tokio::io::unix::AsyncFd::register_with_interest(EventFd(fd), tokio::io::Interest::READABLE)
     }
     .ok()
 }
 
-/// Runs `sessions` to their ends on `rt` with this thread's ring ([`install`]); their outputs
-/// in the same order.
+/// Runs `sessions` to their ends on `rt` with this thread's ring
+/// ([`super::sharedring::install`]); their outputs in the same order.
 pub(crate) fn drive<T>(
     rt: &tokio::runtime::Runtime,
     mut sessions: Vec<Pin<Box<dyn Future<Output = T> + '_>>>,

@@ -39,6 +39,39 @@ const POLL_FIRST: u16 = 1;
 /// Requests up to this size go out linked to the receive; larger ones with `send(2)` first.
 pub(super) const LINK_MAX: usize = 64 * 1024;
 
+/// The receive of a reply into `buf` on registered file `file`; armed without trying first when
+/// a request goes out linked before it (the reply cannot be there yet).
+pub(super) fn reply_entry(
+    file: types::Fixed,
+    buf: &mut [MaybeUninit<u8>],
+    after_request: bool,
+    user_data: u64,
+) -> squeue::Entry {
+    let len = buf.len().min(u32::MAX as usize) as u32;
+    opcode::Recv::new(file, buf.as_mut_ptr().cast::<u8>(), len)
+        .ioprio(if after_request { POLL_FIRST } else { 0 })
+        .build()
+        .user_data(user_data)
+}
+
+/// Request `out` sent on `file`, linked before the entry that follows it (its reply's receive);
+/// it posts a completion only if it fails.
+pub(super) fn request_entry(file: types::Fixed, out: &[u8], user_data: u64) -> squeue::Entry {
+    opcode::Send::new(file, out.as_ptr(), out.len() as u32)
+        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+        .build()
+        .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
+        .user_data(user_data)
+}
+
+/// The multishot poll of `tick`'s timerfd.
+pub(super) fn tick_entry(tick: &Ticker, user_data: u64) -> squeue::Entry {
+    opcode::PollAdd::new(types::Fd(tick.fd()), libc::POLLIN as u32)
+        .multi(true)
+        .build()
+        .user_data(user_data)
+}
+
 /// The ring of one connection of a client thread.
 pub(super) struct RingWire {
     ring: IoUring,
@@ -88,10 +121,7 @@ impl RingWire {
 
     /// Queues the timer's multishot poll.
     fn arm_ticks(&mut self) -> io::Result<()> {
-        let poll = opcode::PollAdd::new(types::Fd(self.tick.fd()), libc::POLLIN as u32)
-            .multi(true)
-            .build()
-            .user_data(TICK);
+        let poll = tick_entry(&self.tick, TICK);
         // SAFETY: a poll names no buffer.
         unsafe { self.ring.submission().push(&poll) }
             .map_err(|_| io::Error::other("io_uring submission queue full"))?;
@@ -114,11 +144,7 @@ impl RingWire {
             ));
         }
         let file = types::Fixed(0);
-        let len = buf.len().min(u32::MAX as usize) as u32;
-        let recv = opcode::Recv::new(file, buf.as_mut_ptr().cast::<u8>(), len)
-            .ioprio(if out.is_some() { POLL_FIRST } else { 0 })
-            .build()
-            .user_data(REPLY);
+        let recv = reply_entry(file, buf, out.is_some(), REPLY);
         // Ticks from before this call do not count towards its timeout.
         self.reap();
         if !self.ticking {
@@ -126,11 +152,7 @@ impl RingWire {
         }
         let pushed = match out {
             Some(out) => {
-                let send = opcode::Send::new(file, out.as_ptr(), out.len() as u32)
-                    .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
-                    .build()
-                    .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
-                    .user_data(SEND);
+                let send = request_entry(file, out, SEND);
                 // SAFETY: `out` and `buf` outlive the requests: this returns only when the
                 // receive's completion (which follows the send's) was reaped.
                 unsafe { self.ring.submission().push_multiple(&[send, recv]) }

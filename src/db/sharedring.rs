@@ -32,7 +32,8 @@
 //! thread sleeps in tokio's reactor instead of the ring an eventfd registered with the ring
 //! ([`SharedRing::watch`]) stands in: the kernel signals it when completion work is queued.
 
-use super::blocking::{timed_out, Ticker};
+use super::blocking::{ticks_apart, timed_out, Ticker};
+use super::ringwire::{reply_entry, request_entry, tick_entry};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::cell::RefCell;
 use std::io;
@@ -48,8 +49,6 @@ const REPLY: u64 = 1;
 const SEND: u64 = 2;
 const CANCEL: u64 = 3;
 const TICK: u64 = u64::MAX;
-/// IORING_RECVSEND_POLL_FIRST (the receive's ioprio): arm the poll without trying first.
-const POLL_FIRST: u16 = 1;
 /// IORING_ENTER_GETEVENTS: the call runs completions (and waits for `min_complete`).
 const ENTER_GETEVENTS: u32 = 1;
 
@@ -103,7 +102,6 @@ fn with_ring_of<R>(id: u64, f: impl FnOnce(&mut SharedRing) -> R) -> Option<R> {
 static RINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// A request's and its reply's buffers, the ring's while the kernel may use them.
-#[derive(Default)]
 struct Bufs {
     out: Vec<u8>,
     inb: Vec<u8>,
@@ -133,7 +131,7 @@ struct Slot {
 
 pub(super) struct SharedRing {
     id: u64,
-    pub(super) ring: IoUring,
+    ring: IoUring,
     tick: Ticker,
     /// The timer's multishot poll is armed.
     ticking: bool,
@@ -202,11 +200,7 @@ impl SharedRing {
 
     /// Queues the timer's multishot poll.
     fn arm_ticks(&mut self) -> io::Result<()> {
-        let poll = opcode::PollAdd::new(types::Fd(self.tick.fd()), libc::POLLIN as u32)
-            .multi(true)
-            .build()
-            .user_data(TICK);
-        self.push(&[poll])?;
+        self.push(&[tick_entry(&self.tick, TICK)])?;
         self.ticking = true;
         Ok(())
     }
@@ -273,8 +267,9 @@ impl SharedRing {
                             result: c.result(),
                         };
                     }
-                    State::Abandoned(_) if kind == SEND => {} // freed: never started
                     other @ State::Done { .. } => s.state = other,
+                    // Idle, or Abandoned and now let go of by the kernel (after a failed send
+                    // its receive never started): the buffers are freed.
                     _ => {}
                 }
             }
@@ -321,17 +316,14 @@ impl SharedRing {
     /// when `send`.
     fn start(&mut self, i: u32, mut bufs: Bufs, send: bool) -> io::Result<()> {
         let file = types::Fixed(i);
-        let spare = bufs.inb.spare_capacity_mut();
-        let recv = opcode::Recv::new(file, spare.as_mut_ptr().cast(), spare.len() as u32)
-            .ioprio(if send { POLL_FIRST } else { 0 })
-            .build()
-            .user_data(u64::from(i) << 2 | REPLY);
+        let recv = reply_entry(
+            file,
+            bufs.inb.spare_capacity_mut(),
+            send,
+            u64::from(i) << 2 | REPLY,
+        );
         let pushed = if send {
-            let send = opcode::Send::new(file, bufs.out.as_ptr(), bufs.out.len() as u32)
-                .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
-                .build()
-                .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
-                .user_data(u64::from(i) << 2 | SEND);
+            let send = request_entry(file, &bufs.out, u64::from(i) << 2 | SEND);
             self.push(&[send, recv])
         } else {
             self.push(&[recv])
@@ -453,7 +445,8 @@ struct ReplyWait {
 
 impl ReplyWait {
     /// Ready with the slot's buffers and the receive's result, or the read timeout. Outside
-    /// [`super::ringdrive::drive`] (a connection used on its own) it sleeps in the ring itself until then.
+    /// [`super::ringdrive::drive`] (a connection used on its own) it sleeps in the ring itself
+    /// until then.
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<(Bufs, i32)>> {
         loop {
             let polled = with_ring_of(self.ring, |r| self.look(r, cx))
@@ -492,12 +485,9 @@ impl ReplyWait {
                     ticked: false,
                 };
                 // Never early: the first tick seen came after the wait began.
-                if ticked {
-                    let now = Instant::now();
-                    if now.duration_since(*self.first_tick.get_or_insert(now)) >= self.timeout {
-                        r.abandon(self.index);
-                        return Poll::Ready(Err(timed_out(self.timeout)));
-                    }
+                if ticked && ticks_apart(&mut self.first_tick, self.timeout) {
+                    r.abandon(self.index);
+                    return Poll::Ready(Err(timed_out(self.timeout)));
                 }
                 Poll::Pending
             }

@@ -19,11 +19,11 @@
 //! * Otherwise (and `--client-io=direct-epoll`): one `send(2)`, a wait in an epoll instance of
 //!   its own watching the socket for EPOLLIN only beside a timer that ticks every eighth of the
 //!   read timeout (no kernel timer per statement: [`Waiter`]), non-blocking `recv(2)` calls.
-//! * One of a thread's several connections (OLTP's default, two; [`Wait::Shared`]): linked as
-//!   above into the thread's io_uring, where one `io_uring_enter` submits what the thread's
-//!   connections queued and sleeps until a reply came ([`RingSlot`]); where the kernel gives
-//!   no such ring, one `send(2)`, a wait in the thread's reactor and one `recv(2)`
-//!   ([`ReactorWait`]). The public calls are `async` for these ways only.
+//! * One of a thread's several connections (OLTP's default, two; [`Wait::Shared`]): one
+//!   `send(2)`, a wait in the thread's reactor while the others go on, and one `recv(2)`
+//!   ([`ReactorWait`]); with `--client-io=direct-ring`, linked as above into the thread's
+//!   io_uring, where one `io_uring_enter` submits what the thread's connections queued and
+//!   sleeps until a reply came ([`RingSlot`]). The public calls are `async` for these ways.
 //!
 //! Why not a blocking `recv`: on a unix stream socket a reader sleeping in `recv` is also woken
 //! when the server *reads* the request (`unix_write_space` wakes every sleeper of the socket;
