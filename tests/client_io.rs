@@ -12,10 +12,10 @@ mod common;
 use common::{diagnostics_say, free_tcp_port, TestServer};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Value};
-use spindle::db::sharedring;
 use spindle::db::sockets::read_through_io_uring;
 use spindle::db::wire::Wait;
 use spindle::db::{classify, wire, ErrorClass, IgnoreErrors, Param};
+use spindle::db::{sharedring, threadepoll};
 use spindle::engine::{Controller, Counters, Silent};
 use spindle::oltp::{self, ClientIo, OltpConfig, Workload};
 use spindle::provision::mysqld;
@@ -326,36 +326,52 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
     let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
     let tcp = srv.tcp_opts(port);
     // Each statement through io_uring (a thread's only connection where the kernel allows),
-    // through epoll, and, for a thread's several connections, through the thread's io_uring
-    // or awaited in the runtime's reactor.
+    // through epoll, and, for a thread's several connections, through the thread's io_uring,
+    // in the thread's epoll instance or awaited in the runtime's reactor.
     let ways = [
-        ("unix socket, io_uring", srv.opts(), Wait::Ring, false),
-        ("unix socket, epoll", srv.opts(), Wait::Epoll, false),
+        (
+            "unix socket, io_uring",
+            srv.opts(),
+            Wait::Ring,
+            Own::Nothing,
+        ),
+        ("unix socket, epoll", srv.opts(), Wait::Epoll, Own::Nothing),
         (
             "unix socket, the thread's io_uring",
             srv.opts(),
             Wait::Shared,
-            true,
+            Own::Ring,
         ),
-        ("unix socket, the reactor", srv.opts(), Wait::Shared, false),
-        ("TCP, io_uring", tcp.clone(), Wait::Ring, false),
-        ("TCP, epoll", tcp.clone(), Wait::Epoll, false),
+        (
+            "unix socket, the thread's epoll",
+            srv.opts(),
+            Wait::Shared,
+            Own::Epoll,
+        ),
+        (
+            "unix socket, the reactor",
+            srv.opts(),
+            Wait::Shared,
+            Own::Nothing,
+        ),
+        ("TCP, io_uring", tcp.clone(), Wait::Ring, Own::Nothing),
+        ("TCP, epoll", tcp.clone(), Wait::Epoll, Own::Nothing),
         (
             "TCP, the thread's io_uring",
             tcp.clone(),
             Wait::Shared,
-            true,
+            Own::Ring,
         ),
-        ("TCP, the reactor", tcp, Wait::Shared, false),
+        (
+            "TCP, the thread's epoll",
+            tcp.clone(),
+            Wait::Shared,
+            Own::Epoll,
+        ),
+        ("TCP, the reactor", tcp, Wait::Shared, Own::Nothing),
     ];
-    for (what, opts, wait, thread_ring) in ways {
-        sharedring::remove();
-        if thread_ring {
-            assert!(
-                sharedring::install(Duration::from_secs(30)),
-                "{what}: no io_uring"
-            );
-        }
+    for (what, opts, wait, own) in ways {
+        own.install(Duration::from_secs(30));
         let mut conn = Conn::new(opts.clone()).await.unwrap();
         let mut w = wire::attach(&mut conn, Duration::from_secs(30), wait)
             .unwrap_or_else(|e| panic!("{what}: {e}"))
@@ -366,7 +382,8 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
             "{what}: this kernel gave no io_uring"
         );
         assert_eq!(w.shares_thread(), wait == Wait::Shared, "{what}");
-        assert_eq!(w.shares_ring(), thread_ring, "{what}");
+        assert_eq!(w.shares_ring(), own == Own::Ring, "{what}");
+        assert_eq!(w.shares_epoll(), own == Own::Epoll, "{what}");
         assert!(wire::attach(&mut conn, Duration::from_secs(30), wait)
             .unwrap()
             .is_none());
@@ -383,30 +400,50 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
             "{what}: quit without COM_QUIT"
         );
     }
-    sharedring::remove();
+    Own::Nothing.install(Duration::ZERO);
+}
+
+/// What a test thread has of its own for its wires that share it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Own {
+    Nothing,
+    Ring,
+    Epoll,
+}
+
+impl Own {
+    /// Only this, for connections with read timeout `timeout`.
+    fn install(self, timeout: Duration) {
+        sharedring::remove();
+        threadepoll::remove();
+        match self {
+            Own::Nothing => {}
+            Own::Ring => assert!(sharedring::install(timeout), "no io_uring"),
+            Own::Epoll => assert!(threadepoll::install(timeout), "no epoll instance"),
+        }
+    }
 }
 
 #[tokio::test]
 async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_read_timeout() {
     let srv = TestServer::start().await;
     let ways = [
-        (Wait::Ring, false),
-        (Wait::Epoll, false),
-        (Wait::Shared, true),
-        (Wait::Shared, false),
+        (Wait::Ring, Own::Nothing),
+        (Wait::Epoll, Own::Nothing),
+        (Wait::Shared, Own::Ring),
+        (Wait::Shared, Own::Epoll),
+        (Wait::Shared, Own::Nothing),
     ];
-    for (wait, thread_ring) in ways {
-        sharedring::remove();
-        if thread_ring {
-            assert!(sharedring::install(Duration::from_millis(1500)));
-        }
+    for (wait, own) in ways {
+        own.install(Duration::from_millis(1500));
         let mut conn = Conn::new(srv.opts()).await.unwrap();
         let mut w = wire::attach(&mut conn, Duration::from_millis(1500), wait)
             .unwrap()
             .unwrap();
         assert_eq!(w.uses_ring(), wait == Wait::Ring);
         assert_eq!(w.shares_thread(), wait == Wait::Shared);
-        assert_eq!(w.shares_ring(), thread_ring);
+        assert_eq!(w.shares_ring(), own == Own::Ring);
+        assert_eq!(w.shares_epoll(), own == Own::Epoll);
         w.query("SELECT 1").await.unwrap();
         let started = Instant::now();
         let stopped = Stopped(&srv);
@@ -428,7 +465,7 @@ async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_r
         w.query("SELECT SLEEP(2)").await.unwrap();
         conn.disconnect().await.unwrap();
     }
-    sharedring::remove();
+    Own::Nothing.install(Duration::ZERO);
 }
 
 #[tokio::test]
@@ -469,9 +506,9 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     prepare(&srv).await;
     // Every connection of a --client-io=uring run is read through io_uring, of a direct run
     // (the default) written and read by spindle; the reactor's are not.
-    // The default puts both connections on one thread, awaited in its reactor (through the
-    // thread's io_uring with direct-ring); with a thread each, direct goes through each
-    // connection's ring.
+    // The default puts both connections on one thread, awaited in the thread's own epoll
+    // instance (in its reactor with direct-reactor, through the thread's io_uring with
+    // direct-ring); with a thread each, direct goes through each connection's ring.
     const DIRECT: &str = "statements sent and replies read by spindle on ";
     for (io, client_threads, note, how) in [
         (
@@ -482,6 +519,12 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
         ),
         (
             ClientIo::Direct,
+            0,
+            DIRECT,
+            "sharing client threads (one send",
+        ),
+        (
+            ClientIo::DirectReactor,
             0,
             DIRECT,
             "sharing client threads (one send",
@@ -532,6 +575,7 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
         (ClientIo::Direct, 0),
         (ClientIo::Direct, 2),
         (ClientIo::DirectRing, 0),
+        (ClientIo::DirectReactor, 0),
         (ClientIo::DirectEpoll, 2),
     ] {
         stopped_server_ends_the_run(&srv, io, client_threads).await;
@@ -580,6 +624,7 @@ async fn a_run_waiting_in_io_uring_or_recv_stops_and_aborts_in_time() {
     for (io, client_threads) in [
         (ClientIo::Uring, 0),
         (ClientIo::Direct, 0),
+        (ClientIo::DirectReactor, 0),
         (ClientIo::Direct, 2),
     ] {
         stops_and_aborts_in_time(&srv, io, client_threads).await;

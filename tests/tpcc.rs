@@ -255,23 +255,35 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     assert_all_pass(&check(&cfg).await, true);
 
     // The batched statements keep every condition too, here through tokio's reactor (two
-    // connections per client thread); and tpcc_start's through io_uring (--client-io=uring,
-    // one connection per thread again).
-    for (statements, io, note, time_s) in [
+    // connections per client thread); tpcc_start's through io_uring (--client-io=uring, one
+    // connection per thread again) and through spindle's client with two connections per
+    // thread, awaited in the thread's own epoll instance (db::threadepoll).
+    for (statements, io, threads, note, time_s) in [
         (
             Statements::Batched,
             ClientIo::Reactor,
+            0,
             "writable wake-ups dropped on 4 client sockets",
             4,
         ),
         (
             Statements::TpccMysql,
             ClientIo::Uring,
+            0,
             "replies received through io_uring on 4 connections",
+            3,
+        ),
+        (
+            Statements::TpccMysql,
+            ClientIo::Direct,
+            2,
+            "statements sent and replies read by spindle on 4 connections sharing client \
+             threads (one send",
             3,
         ),
     ] {
         (run_cfg.statements, run_cfg.client_io, run_cfg.time_s) = (statements, io, time_s);
+        run_cfg.client_threads = threads;
         let m = run(&run_cfg).await;
         assert_eq!(m.error, None);
         assert!(

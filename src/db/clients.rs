@@ -309,8 +309,8 @@ fn client_thread<S: Sessions>(
         let (p, s) = plans.into_iter().zip(sessions).next().expect("one plan");
         return vec![rt.block_on(S::run(shared.clone(), p, s, io))];
     }
-    if super::sharedring::installed() {
-        // The connections wait for their replies in the thread's io_uring.
+    if super::ringdrive::installed() {
+        // The connections wait for their replies in the thread's epoll instance or io_uring.
         let sessions = plans
             .into_iter()
             .zip(sessions)

@@ -9,11 +9,13 @@ mod blocking;
 pub(crate) mod clients;
 mod conn;
 pub mod link;
+mod packets;
 mod reactorwait;
 pub mod ringdrive;
 mod ringwire;
 pub mod sharedring;
 pub mod sockets;
+pub mod threadepoll;
 mod uring;
 pub mod wire;
 

@@ -1,16 +1,18 @@
-//! The loop that runs a client thread's sessions on the thread's io_uring
-//! ([`super::sharedring`]): it polls the sessions that were woken, and when none is ready and
-//! every live one waits for its reply in the ring, it sleeps in one `io_uring_enter(2)` that also
-//! submits what the sessions queued. When a session waits for something of tokio's (a
+//! The loop that runs a client thread's sessions on a place of the thread's own to sleep: its
+//! io_uring ([`super::sharedring`]) or its epoll instance ([`super::threadepoll`]). It polls
+//! the sessions that were woken, and when none is ready and every live one waits for its
+//! reply, it sleeps in one system call (an `io_uring_enter(2)` that also submits what the
+//! sessions queued, or an `epoll_wait(2)`). When a session waits for something of tokio's (a
 //! reconnect, a pause between tries), it gives the thread back to tokio, whose reactor then
-//! watches an eventfd registered with the ring so a reply wakes it there; tokio also gets the
-//! thread at every tick of the ring's timer and every few hundred rounds, for its timers and
-//! tasks.
+//! watches a descriptor that a reply makes readable (an eventfd registered with the ring, or
+//! the epoll instance itself); tokio also gets the thread at every tick of the thread's timer
+//! and every few hundred rounds, for its timers and tasks.
 //!
 //! A session must not wait for a reply and for tokio at once (none does; a timer beside a
-//! reply fires at the ring's next tick, up to 100 ms late).
+//! reply fires at the thread timer's next tick, up to 100 ms late).
 
 use super::sharedring::{with_ring, DRIVING};
+use super::threadepoll::{self, with_epoll};
 use std::future::Future;
 use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
@@ -73,35 +75,101 @@ enum Next {
     Yield,
 }
 
-/// No session is ready: sleeps in the ring when every live session waits for its reply there,
-/// else takes what has come without sleeping; wakes the sessions whose replies came.
-fn sleep_in_ring(live: usize) -> Next {
-    let slept = with_ring(|r| {
-        let all = r.waits >= live && r.watch(false).is_ok();
-        let e = r.enter(usize::from(all));
-        let (woke, ticked) = r.reap();
-        (all && e.is_ok() || woke, ticked)
-    });
-    match slept {
-        // Tokio's timers and tasks get the thread at every tick at the latest.
-        Some((_, true)) => Next::Yield,
-        Some((true, _)) => Next::Run,
-        _ => Next::Yield,
+/// Where the thread sleeps when every live session waits for its reply: its io_uring
+/// ([`super::sharedring`]) or its epoll instance ([`super::threadepoll`]).
+#[derive(Clone, Copy)]
+enum Sleeper {
+    Ring,
+    Epoll,
+}
+
+impl Sleeper {
+    /// This thread's, if it has one (the ring first).
+    fn installed() -> Option<Sleeper> {
+        if super::sharedring::installed() {
+            Some(Sleeper::Ring)
+        } else if threadepoll::installed() {
+            Some(Sleeper::Epoll)
+        } else {
+            None
+        }
+    }
+
+    /// No session is ready: sleeps when every live session waits for its reply here, else
+    /// takes what has come without sleeping; wakes the sessions whose replies came.
+    fn sleep(self, live: usize) -> Next {
+        let slept = match self {
+            Sleeper::Ring => with_ring(|r| {
+                let all = r.waits >= live && r.watch(false).is_ok();
+                let e = r.enter(usize::from(all));
+                let (woke, ticked) = r.reap();
+                (all && e.is_ok() || woke, ticked)
+            }),
+            Sleeper::Epoll => with_epoll(|e| {
+                let all = e.waits >= live;
+                match e.wait(all) {
+                    Ok((woke, ticked)) => (all || woke, ticked),
+                    Err(_) => (false, false),
+                }
+            }),
+        };
+        match slept {
+            // Tokio's timers and tasks get the thread at every tick at the latest.
+            Some((_, true)) => Next::Yield,
+            Some((true, _)) => Next::Run,
+            _ => Next::Yield,
+        }
+    }
+
+    /// The descriptor tokio's reactor watches while the thread sleeps there.
+    fn event_fd(self) -> Option<RawFd> {
+        match self {
+            Sleeper::Ring => with_ring(|r| r.event_fd()),
+            Sleeper::Epoll => with_epoll(|e| e.fd()),
+        }
+    }
+
+    /// Before the thread sleeps in tokio: the descriptor made to signal, then what came before
+    /// taken (true: a session was woken). An error: it cannot be watched.
+    fn watch(self) -> Option<std::io::Result<bool>> {
+        match self {
+            Sleeper::Ring => with_ring(|r| {
+                r.watch(true)?;
+                let _ = r.enter(0);
+                Ok(r.reap().0)
+            }),
+            Sleeper::Epoll => with_epoll(|e| e.wait(false).map(|(woke, _)| woke)),
+        }
+    }
+
+    /// The descriptor signalled: reset it (the epoll instance's events are taken by the next
+    /// sleep).
+    fn drain(self) {
+        if let Sleeper::Ring = self {
+            with_ring(|r| r.drain_event());
+        }
     }
 }
 
-/// The ring's eventfd registered in the current runtime's reactor (inside `block_on`).
+/// The thread's descriptor registered in the current runtime's reactor (inside `block_on`).
 fn watch_event(fd: RawFd) -> Option<tokio::io::unix::AsyncFd<EventFd>> {
-    // SAFETY: the ring's eventfd stays open and the same while this registration lives: the
-    // ring is the thread's, dropped after [`drive`] returns.
+    // SAFETY: the descriptor stays open and the same while this registration lives: the ring
+    // or epoll instance is the thread's, dropped after [`drive`] returns.
     unsafe {
         tokio::io::unix::AsyncFd::register_with_interest(EventFd(fd), tokio::io::Interest::READABLE)
     }
     .ok()
 }
 
+/// Whether this thread's sessions are to run under [`drive`]: it has a ring or an epoll
+/// instance of its own.
+pub fn installed() -> bool {
+    Sleeper::installed().is_some()
+}
+
 /// Runs `sessions` to their ends on `rt` with this thread's ring
-/// ([`super::sharedring::install`]); their outputs in the same order.
+/// ([`super::sharedring::install`]) or epoll instance ([`super::threadepoll::install`]); their
+/// outputs in the same order.
 pub(crate) fn drive<T>(
     rt: &tokio::runtime::Runtime,
     mut sessions: Vec<Pin<Box<dyn Future<Output = T> + '_>>>,
@@ -122,9 +190,11 @@ pub(crate) fn drive<T>(
         .collect();
     let mut outs: Vec<Option<T>> = (0..n).map(|_| None).collect();
     let mut live = n;
+    // Without either, the sessions run as tokio tasks would: the thread sleeps in tokio.
+    let sleeper = Sleeper::installed();
     let was_driving = DRIVING.replace(true);
     rt.block_on(async {
-        let watched = with_ring(|r| r.event_fd()).and_then(watch_event);
+        let watched = sleeper.and_then(Sleeper::event_fd).and_then(watch_event);
         std::future::poll_fn(|cx| {
             ready.polling.store(true, Relaxed);
             let mut rounds = 0;
@@ -145,7 +215,7 @@ pub(crate) fn drive<T>(
                 let next = match ready.flags.iter().any(|f| f.load(Relaxed)) {
                     true if rounds < ROUNDS => Next::Run,
                     true => Next::Yield,
-                    false => sleep_in_ring(live),
+                    false => sleeper.map_or(Next::Yield, |s| s.sleep(live)),
                 };
                 if let Next::Run = next {
                     continue;
@@ -157,12 +227,7 @@ pub(crate) fn drive<T>(
                 // A session waits for tokio (a reconnect, a pause): sleep there, woken by a
                 // session's waker or the ring's eventfd (registered first, then the ring
                 // looked at again for what came before).
-                let watching = with_ring(|r| {
-                    r.watch(true)?;
-                    let _ = r.enter(0);
-                    Ok::<_, std::io::Error>(r.reap().0)
-                });
-                match watching {
+                match sleeper.and_then(Sleeper::watch) {
                     Some(Ok(true)) => continue,
                     Some(Err(_)) => {
                         cx.waker().wake_by_ref(); // no eventfd: come back at once
@@ -180,7 +245,9 @@ pub(crate) fn drive<T>(
                     watched.as_ref().map(|w| w.poll_read_ready(cx))
                 {
                     g.clear_ready();
-                    with_ring(|r| r.drain_event());
+                    if let Some(s) = sleeper {
+                        s.drain();
+                    }
                     ready.polling.store(true, Relaxed);
                     continue;
                 }

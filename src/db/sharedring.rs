@@ -1,5 +1,5 @@
 //! One io_uring for all the connections of a client thread: how a connection that shares its
-//! thread with others (OLTP's default, two per thread) waits for its reply, in one system call
+//! thread with others (two per thread, with `--client-io=direct-ring`) waits for its reply, in one system call
 //! for the whole thread.
 //!
 //! Each statement's request is queued linked before the receive of its reply (as in

@@ -9,9 +9,12 @@
 //!   ([`super::ringwire`]) where the kernel has what that needs (6.1); on older kernels, and
 //!   with the hidden `--client-io=direct-epoll`, in one send, one `epoll_wait` and one
 //!   receive. A thread that drives several (OLTP's default: two) sends each statement, lets its
-//!   other connections run while the reply is on its way (the socket is registered in the
-//!   thread's reactor for EPOLLIN only) and receives it in one call: one sleep of the thread
-//!   for all the replies that came meanwhile.
+//!   other connections run while the reply is on its way (the socket is registered
+//!   edge-triggered for EPOLLIN only in the thread's own epoll instance, the sessions run by
+//!   spindle's loop rather than tokio's scheduler: [`super::threadepoll`],
+//!   [`super::ringdrive`]; the hidden `--client-io=direct-reactor`: in the thread's tokio
+//!   reactor) and receives it in one call: one sleep of the thread for all the replies that
+//!   came meanwhile.
 //! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
 //!   drives one connection): after connecting and preparing, the connection's socket leaves tokio's
 //!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
@@ -69,7 +72,9 @@ pub enum ClientIo {
     /// mysql_common, [`super::Link`]): a thread's only connection with one `io_uring_enter`
     /// per statement ([`super::ringwire`]), or where the kernel lacks what that needs, as
     /// `DirectEpoll`; a thread's several connections each with a send and a receive, their
-    /// replies awaited together in the thread's reactor ([`super::wire::Wait::Shared`]).
+    /// replies awaited together in the thread's own epoll instance under spindle's loop
+    /// ([`super::threadepoll`], [`super::ringdrive`]; tokio's reactor where the kernel refuses
+    /// one, [`super::wire::Wait::Shared`]).
     Direct,
     /// The same, a thread's only connection waiting in epoll: one send, one `epoll_wait` and
     /// one receive per statement.
@@ -79,6 +84,10 @@ pub enum ClientIo {
     /// for the thread, but no less client CPU per query than the reactor in interleaved pairs
     /// (BENCHMARKS.md "One io_uring per client thread"), hence not the default.
     DirectRing,
+    /// As `Direct`, a thread's several connections waiting in the thread's tokio reactor, each
+    /// statement's task scheduled by tokio ([`super::reactorwait`]): the same system calls as
+    /// `Direct`, more user-space instructions per statement (BENCHMARKS.md).
+    DirectReactor,
 }
 
 impl ClientIo {
@@ -94,8 +103,8 @@ impl ClientIo {
             None => Ok(ClientIo::Direct),
             Some(s) => Self::parse(s).ok_or_else(|| {
                 anyhow::anyhow!(
-                    "--client-io {s}: use direct, direct-epoll, reactor, uring, uring-send or \
-                     direct-ring"
+                    "--client-io {s}: use direct, direct-epoll, reactor, uring, uring-send, \
+                     direct-ring or direct-reactor"
                 )
             }),
         }
@@ -105,7 +114,10 @@ impl ClientIo {
     pub fn is_direct(self) -> bool {
         matches!(
             self,
-            ClientIo::Direct | ClientIo::DirectEpoll | ClientIo::DirectRing
+            ClientIo::Direct
+                | ClientIo::DirectEpoll
+                | ClientIo::DirectRing
+                | ClientIo::DirectReactor
         )
     }
 
@@ -117,6 +129,7 @@ impl ClientIo {
             "direct" => Some(ClientIo::Direct),
             "direct-epoll" => Some(ClientIo::DirectEpoll),
             "direct-ring" => Some(ClientIo::DirectRing),
+            "direct-reactor" => Some(ClientIo::DirectReactor),
             _ => None,
         }
     }
@@ -347,11 +360,20 @@ pub(crate) fn client_runtime(
                     .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
                 direct: io.is_direct().then(|| {
                     let wait = match (connections, io) {
-                        (1, ClientIo::Direct | ClientIo::DirectRing) => Wait::Ring,
+                        (1, ClientIo::Direct | ClientIo::DirectRing | ClientIo::DirectReactor) => {
+                            Wait::Ring
+                        }
+                        (_, ClientIo::DirectReactor) => Wait::Shared,
                         (1, _) => Wait::Epoll,
                         (_, ClientIo::DirectRing) => {
                             // The thread's own io_uring where the kernel allows, else its reactor.
                             super::sharedring::install(connection.read_timeout());
+                            Wait::Shared
+                        }
+                        (_, ClientIo::Direct) => {
+                            // The thread's own epoll instance where the kernel allows, else
+                            // its reactor.
+                            super::threadepoll::install(connection.read_timeout());
                             Wait::Shared
                         }
                         _ => Wait::Shared,

@@ -20,7 +20,9 @@
 //!   its own watching the socket for EPOLLIN only beside a timer that ticks every eighth of the
 //!   read timeout (no kernel timer per statement: [`Waiter`]), non-blocking `recv(2)` calls.
 //! * One of a thread's several connections (OLTP's default, two; [`Wait::Shared`]): one
-//!   `send(2)`, a wait in the thread's reactor while the others go on, and one `recv(2)`
+//!   `send(2)`, a wait in the thread's own epoll instance while the others go on, and one
+//!   `recv(2)` ([`EpollSlot`], the sessions run by [`super::ringdrive`], not by tokio's
+//!   scheduler); with `--client-io=direct-reactor` the wait is in the thread's tokio reactor
 //!   ([`ReactorWait`]); with `--client-io=direct-ring`, linked as above into the thread's
 //!   io_uring, where one `io_uring_enter` submits what the thread's connections queued and
 //!   sleeps until a reply came ([`RingSlot`]). The public calls are `async` for these ways.
@@ -41,10 +43,12 @@
 //! broken: nothing more is sent on it.
 
 use super::blocking::{make_blocking, recv, recv_with, send_all, BlockingSocket, Waiter};
+use super::packets::{err_packet, lenenc, lost, malformed, ok_packet, put_lenenc};
 use super::reactorwait::ReactorWait;
 use super::ringwire::{RingWire, LINK_MAX};
 use super::sharedring::RingSlot;
-use mysql_async::{Column, Error, IoError, Row, ServerError, Value};
+use super::threadepoll::EpollSlot;
+use mysql_async::{Column, Error, Row, Value};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::ComStmtExecuteRequestBuilder;
 use mysql_common::proto::MySerialize;
@@ -107,8 +111,9 @@ pub enum Wait {
     Ring,
     /// A thread's only connection: a send, a wait in an epoll instance of its own, a receive.
     Epoll,
-    /// One of a thread's several connections: a send, a wait in the thread's tokio reactor
-    /// while the others go on, a receive ([`ReactorWait`]).
+    /// One of a thread's several connections: a send, a wait while the others go on (in the
+    /// thread's io_uring or epoll instance where it has one, else in its tokio reactor), a
+    /// receive.
     Shared,
 }
 
@@ -116,7 +121,6 @@ pub enum Wait {
 /// replies framed in place and skipped.
 #[derive(Debug)]
 pub struct Wire {
-    fd: Arc<OwnedFd>,
     timeout: Duration,
     out: Vec<u8>,
     /// Received bytes; `inb[pos..]` not consumed yet.
@@ -135,9 +139,14 @@ pub struct Wire {
     /// `out` holds a request that goes out with the next receive (through the ring).
     held: bool,
     /// Where the reply is awaited when the thread drives several connections
-    /// ([`Wait::Shared`]): the thread's io_uring where it has one, else its reactor.
+    /// ([`Wait::Shared`]): the thread's io_uring or epoll instance where it has one, else its
+    /// reactor.
     slot: Option<RingSlot>,
+    /// Or the thread's epoll instance ([`EpollSlot`]).
+    eslot: Option<EpollSlot>,
     shared: Option<ReactorWait>,
+    /// Last: closed after the waits above let go of it.
+    fd: Arc<OwnedFd>,
 }
 
 /// Where a reply's rows go when they are read, not skipped.
@@ -160,17 +169,21 @@ impl Wire {
         let slot = (wait == Wait::Shared)
             .then(|| RingSlot::attach(fd.as_raw_fd(), timeout))
             .flatten();
-        let shared = (wait == Wait::Shared && slot.is_none())
+        let eslot = (wait == Wait::Shared && slot.is_none())
+            .then(|| EpollSlot::attach(fd.as_raw_fd(), timeout))
+            .flatten();
+        let shared = (wait == Wait::Shared && slot.is_none() && eslot.is_none())
             .then(|| ReactorWait::new(&fd, timeout))
             .flatten();
         let ring = (wait == Wait::Ring)
             .then(|| RingWire::new(fd.as_raw_fd(), timeout))
             .flatten();
-        let waiter = (ring.is_none() && shared.is_none() && slot.is_none())
+        let waiter = (ring.is_none() && shared.is_none() && slot.is_none() && eslot.is_none())
             .then(|| Waiter::new(&fd, timeout))
             .flatten();
         Wire {
             slot,
+            eslot,
             shared,
             ring,
             held: false,
@@ -216,12 +229,17 @@ impl Wire {
 
     /// Whether replies are awaited with the thread's other connections' ([`Wait::Shared`]).
     pub fn shares_thread(&self) -> bool {
-        self.shared.is_some() || self.slot.is_some()
+        self.shared.is_some() || self.slot.is_some() || self.eslot.is_some()
     }
 
     /// Whether they are awaited in the thread's io_uring ([`RingSlot`]).
     pub fn shares_ring(&self) -> bool {
         self.slot.is_some()
+    }
+
+    /// Whether they are awaited in the thread's epoll instance ([`EpollSlot`]).
+    pub fn shares_epoll(&self) -> bool {
+        self.eslot.is_some()
     }
 
     /// Sends a held request and waits until the reply begins, in the thread's ring or reactor
@@ -232,8 +250,11 @@ impl Wire {
         }
         self.inb.reserve(READ_ROOM);
         let (out, inb, send) = (&mut self.out, &mut self.inb, std::mem::take(&mut self.held));
-        match (&self.slot, &self.shared) {
-            (Some(slot), _) => slot.round_trip(out, send, inb).await.map(drop),
+        if let Some(slot) = &self.slot {
+            return slot.round_trip(out, send, inb).await.map(drop);
+        }
+        match (&self.eslot, &self.shared) {
+            (Some(e), _) => e.receive(inb).await.map(drop),
             (None, Some(sh)) => sh.receive(inb).await.map(drop),
             (None, None) => Ok(()),
         }
@@ -570,101 +591,32 @@ impl Wire {
     }
 }
 
-fn lost(e: io::Error) -> Error {
-    Error::Io(IoError::Io(e))
-}
-
-fn malformed() -> Error {
-    lost(io::Error::new(
-        io::ErrorKind::InvalidData,
-        "a malformed packet in the server's reply",
-    ))
-}
-
-fn put_lenenc(out: &mut Vec<u8>, v: u64) {
-    match v {
-        0..=250 => out.push(v as u8),
-        251..=0xffff => {
-            out.push(0xfc);
-            out.extend_from_slice(&(v as u16).to_le_bytes());
-        }
-        0x1_0000..=0xff_ffff => {
-            out.push(0xfd);
-            out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
-        }
-        _ => {
-            out.push(0xfe);
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-}
-
-/// A length-encoded integer at the front of `p`, consumed.
-fn lenenc(p: &mut &[u8]) -> Option<u64> {
-    let (&first, rest) = p.split_first()?;
-    let (n, rest) = match first {
-        0..=250 => return Some(u64::from(first)).inspect(|_| *p = rest),
-        0xfc => (2, rest),
-        0xfd => (3, rest),
-        0xfe => (8, rest),
-        _ => return None,
-    };
-    let bytes = rest.get(..n)?;
-    let mut v = [0u8; 8];
-    v[..n].copy_from_slice(bytes);
-    *p = &rest[n..];
-    Some(u64::from_le_bytes(v))
-}
-
-/// (affected rows, status flags) of an OK packet (header 0x00, or 0xFE ending a result set).
-fn ok_packet(p: &[u8]) -> Option<(u64, u16)> {
-    let mut r = p.get(1..)?;
-    let affected = lenenc(&mut r)?;
-    lenenc(&mut r)?; // last insert id
-    let status = r.get(..2)?;
-    Some((affected, u16::from_le_bytes([status[0], status[1]])))
-}
-
-/// An ERR packet as mysql_async's error; `None` for a MariaDB progress report (code 0xFFFF).
-fn err_packet(p: &[u8]) -> Option<Error> {
-    let code = match p.get(1..3) {
-        Some(c) => u16::from_le_bytes([c[0], c[1]]),
-        None => return Some(malformed()),
-    };
-    if code == 0xffff {
-        return None;
-    }
-    let rest = &p[3..];
-    let (state, message) = match rest.split_first() {
-        Some((b'#', r)) if r.len() >= 5 => (&r[..5], &r[5..]),
-        _ => (&b"HY000"[..], rest),
-    };
-    Some(Error::Server(ServerError {
-        code,
-        message: String::from_utf8_lossy(message).into_owned(),
-        state: String::from_utf8_lossy(state).into_owned(),
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};
     use std::os::unix::net::UnixStream;
 
-    use crate::db::{ringdrive, sharedring};
+    use crate::db::{ringdrive, sharedring, threadepoll};
 
     /// How a test's wires wait.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     enum Way {
         Ring,
         Epoll,
-        /// Sharing the thread: in its reactor, or in its own io_uring.
+        /// Sharing the thread: in its reactor, in its own io_uring, in its own epoll instance.
         Reactor,
         ThreadRing,
+        ThreadEpoll,
     }
-    const EVERY_WAY: [Way; 4] = [Way::Ring, Way::Epoll, Way::Reactor, Way::ThreadRing];
-    const SHARED_WAYS: [Way; 2] = [Way::Reactor, Way::ThreadRing];
+    const EVERY_WAY: [Way; 5] = [
+        Way::Ring,
+        Way::Epoll,
+        Way::Reactor,
+        Way::ThreadRing,
+        Way::ThreadEpoll,
+    ];
+    const SHARED_WAYS: [Way; 3] = [Way::Reactor, Way::ThreadRing, Way::ThreadEpoll];
 
     thread_local! {
         /// How the wires of this test thread wait.
@@ -677,31 +629,44 @@ mod tests {
     }
 
     /// Runs `test` with its wires waiting in io_uring ([`RingWire`]), in an epoll instance of
-    /// their own, in the thread's reactor and in the thread's io_uring.
+    /// their own, in the thread's reactor, in the thread's io_uring and in the thread's epoll
+    /// instance.
     fn every_way(test: impl Fn()) {
         for way in EVERY_WAY {
             set_way(way);
             test();
         }
-        sharedring::remove();
+        remove_thread_waits();
     }
 
     /// The thread's wires made from now on wait `way`.
     fn set_way(way: Way) {
         WAY.set(way);
-        sharedring::remove();
+        remove_thread_waits();
         if way == Way::ThreadRing {
             assert!(
                 sharedring::install(Duration::from_secs(5)),
                 "this kernel gave the thread no io_uring (Linux 6.1)"
             );
         }
+        if way == Way::ThreadEpoll {
+            assert!(
+                threadepoll::install(Duration::from_secs(5)),
+                "no epoll instance or timerfd for the thread"
+            );
+        }
+    }
+
+    /// The test thread's ring and epoll instance dropped.
+    fn remove_thread_waits() {
+        sharedring::remove();
+        threadepoll::remove();
     }
 
     /// `f` run to its end on the test thread's runtime (under [`ringdrive::drive`] when the
-    /// thread has a ring, as a client thread's sessions are).
+    /// thread has a ring or an epoll instance, as a client thread's sessions are).
     fn run<F: std::future::Future>(f: F) -> F::Output {
-        RT.with(|rt| match sharedring::installed() {
+        RT.with(|rt| match ringdrive::installed() {
             true => ringdrive::drive(rt, vec![Box::pin(f)]).pop().unwrap(),
             false => rt.block_on(f),
         })
@@ -721,7 +686,7 @@ mod tests {
         let wait = match way {
             Way::Ring => Wait::Ring,
             Way::Epoll => Wait::Epoll,
-            Way::Reactor | Way::ThreadRing => Wait::Shared,
+            Way::Reactor | Way::ThreadRing | Way::ThreadEpoll => Wait::Shared,
         };
         let w = RT.with(|rt| {
             let _in = rt.enter();
@@ -741,6 +706,11 @@ mod tests {
             w.shares_ring(),
             way == Way::ThreadRing,
             "no slot in the thread's ring"
+        );
+        assert_eq!(
+            w.eslot.is_some(),
+            way == Way::ThreadEpoll,
+            "no slot in the thread's epoll instance"
         );
         assert_eq!(
             w.waiter.is_some(),
@@ -1021,7 +991,7 @@ mod tests {
             set_way(way);
             sharing_a_thread(way);
         }
-        sharedring::remove();
+        remove_thread_waits();
     }
 
     fn sharing_a_thread(way: Way) {
@@ -1106,12 +1076,19 @@ mod tests {
             assert_eq!(other.affected_rows(), 3, "{way:?}");
             drop(writer.join().unwrap());
         }
-        sharedring::remove();
+        remove_thread_waits();
     }
 
     #[test]
-    fn a_thread_ring_runs_its_sessions_while_one_waits_for_tokio() {
-        set_way(Way::ThreadRing);
+    fn a_thread_ring_or_epoll_runs_its_sessions_while_one_waits_for_tokio() {
+        for way in [Way::ThreadRing, Way::ThreadEpoll] {
+            set_way(way);
+            waiting_for_tokio(way);
+        }
+        remove_thread_waits();
+    }
+
+    fn waiting_for_tokio(way: Way) {
         let (mut w, mut srv) = pair();
         let server = std::thread::spawn(move || {
             let _ = request(&mut srv);
@@ -1133,13 +1110,28 @@ mod tests {
         ];
         let took = RT.with(|rt| ringdrive::drive(rt, sessions));
         // The thread slept in tokio's reactor, and the reply woke it there (the reactor watches
-        // the ring), well before the timer did.
-        assert!(took[0] >= Duration::from_millis(300), "{:?}", took[0]);
-        assert!(took[0] < Duration::from_millis(600), "{:?}", took[0]);
-        assert!(took[1] >= Duration::from_millis(700), "{:?}", took[1]);
-        assert!(took[1] < Duration::from_millis(1500), "{:?}", took[1]);
+        // the ring's eventfd or the epoll instance), well before the timer did.
+        assert!(
+            took[0] >= Duration::from_millis(300),
+            "{way:?}: {:?}",
+            took[0]
+        );
+        assert!(
+            took[0] < Duration::from_millis(600),
+            "{way:?}: {:?}",
+            took[0]
+        );
+        assert!(
+            took[1] >= Duration::from_millis(700),
+            "{way:?}: {:?}",
+            took[1]
+        );
+        assert!(
+            took[1] < Duration::from_millis(1500),
+            "{way:?}: {:?}",
+            took[1]
+        );
         assert_eq!(w.affected_rows(), 3);
         drop(server.join().unwrap());
-        sharedring::remove();
     }
 }
