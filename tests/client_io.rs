@@ -506,9 +506,9 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     prepare(&srv).await;
     // Every connection of a --client-io=uring run is read through io_uring, of a direct run
     // (the default) written and read by spindle; the reactor's are not.
-    // The default puts both connections on one thread, awaited in the thread's own epoll
-    // instance (in its reactor with direct-reactor, through the thread's io_uring with
-    // direct-ring); with a thread each, direct goes through each connection's ring.
+    // The default puts both connections on one thread, through the thread's own io_uring (in
+    // an epoll instance of the thread's with direct-thread-epoll, in its reactor with
+    // direct-reactor); with a thread each, direct goes through each connection's ring.
     const DIRECT: &str = "statements sent and replies read by spindle on ";
     for (io, client_threads, note, how) in [
         (
@@ -521,6 +521,12 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
             ClientIo::Direct,
             0,
             DIRECT,
+            "sharing client threads and each thread's io_uring",
+        ),
+        (
+            ClientIo::DirectThreadEpoll,
+            0,
+            DIRECT,
             "sharing client threads (one send",
         ),
         (
@@ -528,12 +534,6 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
             0,
             DIRECT,
             "sharing client threads (one send",
-        ),
-        (
-            ClientIo::DirectRing,
-            0,
-            DIRECT,
-            "sharing client threads and each thread's io_uring",
         ),
         (
             ClientIo::Direct,
@@ -574,7 +574,7 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
         (ClientIo::Uring, 0),
         (ClientIo::Direct, 0),
         (ClientIo::Direct, 2),
-        (ClientIo::DirectRing, 0),
+        (ClientIo::DirectThreadEpoll, 0),
         (ClientIo::DirectReactor, 0),
         (ClientIo::DirectEpoll, 2),
     ] {
@@ -624,6 +624,7 @@ async fn a_run_waiting_in_io_uring_or_recv_stops_and_aborts_in_time() {
     for (io, client_threads) in [
         (ClientIo::Uring, 0),
         (ClientIo::Direct, 0),
+        (ClientIo::DirectThreadEpoll, 0),
         (ClientIo::DirectReactor, 0),
         (ClientIo::Direct, 2),
     ] {

@@ -257,7 +257,7 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     // The batched statements keep every condition too, here through tokio's reactor (two
     // connections per client thread); tpcc_start's through io_uring (--client-io=uring, one
     // connection per thread again) and through spindle's client with two connections per
-    // thread, awaited in the thread's own epoll instance (db::threadepoll).
+    // thread, through the thread's own io_uring (db::sharedring).
     for (statements, io, threads, note, time_s) in [
         (
             Statements::Batched,
@@ -278,7 +278,7 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
             ClientIo::Direct,
             2,
             "statements sent and replies read by spindle on 4 connections sharing client \
-             threads (one send",
+             threads and each thread's io_uring",
             3,
         ),
     ] {

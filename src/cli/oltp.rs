@@ -167,14 +167,14 @@ pub struct OltpArgs {
     /// protocol code, each statement with its reply in one io_uring_enter), direct-epoll (the
     /// same with a send, an epoll wait and a receive), reactor (mysql_async on tokio's epoll),
     /// uring (mysql_async read through io_uring, the request sent in the same system call) or
-    /// uring-send (the request by its own send); direct-reactor: as direct, a thread's several
-    /// connections waiting in its tokio reactor instead of an epoll instance of its own;
-    /// direct-ring: as direct, a thread's several connections through one io_uring of the
-    /// thread's.
+    /// uring-send (the request by its own send); direct-reactor and direct-thread-epoll: as
+    /// direct, a thread's several connections waiting in its tokio reactor or in an epoll
+    /// instance of the thread's instead of its io_uring; direct-ring: as direct, without the
+    /// epoll fallback.
     #[arg(
         long,
         hide = true,
-        value_name = "direct|direct-epoll|direct-reactor|direct-ring|reactor|uring|uring-send"
+        value_name = "direct|direct-epoll|direct-reactor|direct-ring|direct-thread-epoll|reactor|uring|uring-send"
     )]
     pub client_io: Option<String>,
     /// OS threads driving the connections (0 = one per two connections, whose replies each

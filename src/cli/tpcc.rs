@@ -109,15 +109,15 @@ pub struct TpccArgs {
     /// How the run's connections wait for replies, for A/B measurements: direct (the default:
     /// a thread's only connection has its statements written and read by spindle itself, each
     /// with its reply in one io_uring_enter), direct-epoll (the same with a send, an epoll wait
-    /// and a receive), direct-reactor (as direct, a thread's several connections waiting in
-    /// its tokio reactor instead of an epoll instance of its own), direct-ring (as direct, a
-    /// thread's several connections through one io_uring of the thread's), reactor (tokio's epoll), uring (mysql_async read through
+    /// and a receive), direct-reactor and direct-thread-epoll (as direct, a thread's several
+    /// connections waiting in its tokio reactor or in an epoll instance of the thread's instead
+    /// of its io_uring), direct-ring (as direct, without the epoll fallback), reactor (tokio's epoll), uring (mysql_async read through
     /// io_uring, the request sent in the same system call) or uring-send (the request by its own
     /// send).
     #[arg(
         long,
         hide = true,
-        value_name = "direct|direct-epoll|direct-reactor|direct-ring|reactor|uring|uring-send"
+        value_name = "direct|direct-epoll|direct-reactor|direct-ring|direct-thread-epoll|reactor|uring|uring-send"
     )]
     pub client_io: Option<String>,
     /// tpcc_load's -l/-m/-n (partial loads) and tpcc_start's -m/-o (several schemas): not

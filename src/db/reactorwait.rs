@@ -1,6 +1,6 @@
 //! A reply awaited in the client thread's tokio reactor: how a connection that shares its thread
-//! with others (two per thread, with `--client-io=direct-reactor` or where the thread has no
-//! epoll instance of its own, [`super::threadepoll`]) waits without holding the thread. The socket is
+//! with others (two per thread, with `--client-io=direct-reactor` or where the thread can have
+//! neither an io_uring nor an epoll instance of its own) waits without holding the thread. The socket is
 //! registered for EPOLLIN only (a unix socket signals EPOLLOUT each time the server reads a
 //! request, see [`super::sockets`]), beside a timerfd of the connection's own that ticks every
 //! eighth of the read timeout, so no kernel timer is armed per wait ([`Ticker`]'s rule decides

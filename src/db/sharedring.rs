@@ -1,5 +1,5 @@
 //! One io_uring for all the connections of a client thread: how a connection that shares its
-//! thread with others (two per thread, with `--client-io=direct-ring`) waits for its reply, in one system call
+//! thread with others (OLTP's default, two per thread) waits for its reply, in one system call
 //! for the whole thread.
 //!
 //! Each statement's request is queued linked before the receive of its reply (as in
@@ -8,8 +8,8 @@
 //! task waits. When every session of the thread waits, [`super::ringdrive`] makes one
 //! `io_uring_enter(2)` that submits every request queued since the last one and sleeps until a
 //! reply has been received: with two connections per thread at most one system call per
-//! statement, against a send, a receive and an `epoll_wait` in the thread's tokio reactor
-//! ([`super::reactorwait`], the way where this ring cannot be had). A wait used outside that
+//! statement, against a send, a receive and an `epoll_wait` in the thread's epoll instance
+//! ([`super::threadepoll`], the way where this ring cannot be had). A wait used outside that
 //! loop (a connection on its own) sleeps in the ring itself.
 //!
 //! The read timeout: a timerfd of the ring's own ticks every eighth of the first connection's

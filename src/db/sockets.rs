@@ -8,13 +8,15 @@
 //!   connection sends each statement and receives its reply in one `io_uring_enter`
 //!   ([`super::ringwire`]) where the kernel has what that needs (6.1); on older kernels, and
 //!   with the hidden `--client-io=direct-epoll`, in one send, one `epoll_wait` and one
-//!   receive. A thread that drives several (OLTP's default: two) sends each statement, lets its
-//!   other connections run while the reply is on its way (the socket is registered
-//!   edge-triggered for EPOLLIN only in the thread's own epoll instance, the sessions run by
-//!   spindle's loop rather than tokio's scheduler: [`super::threadepoll`],
-//!   [`super::ringdrive`]; the hidden `--client-io=direct-reactor`: in the thread's tokio
-//!   reactor) and receives it in one call: one sleep of the thread for all the replies that
-//!   came meanwhile.
+//!   receive. A thread that drives several (OLTP's default: two) runs their sessions in
+//!   spindle's loop rather than tokio's scheduler ([`super::ringdrive`]) and lets the others go
+//!   on while a reply is on its way: each statement queued linked to its reply's receive in
+//!   the thread's own io_uring, one `io_uring_enter` for whatever the thread's connections
+//!   queued and the replies that came ([`super::sharedring`]); where the kernel refuses such a
+//!   ring (and with the hidden `--client-io=direct-thread-epoll`) a send, one `epoll_wait` in
+//!   the thread's own epoll instance for the replies that came meanwhile and a receive
+//!   ([`super::threadepoll`]); with the hidden `--client-io=direct-reactor` the same in the
+//!   thread's tokio reactor.
 //! * **io_uring** (`ClientIo::Uring`, hidden `--client-io=uring`, for a client thread that
 //!   drives one connection): after connecting and preparing, the connection's socket leaves tokio's
 //!   reactor and is read through its own ring ([`super::uring`], a vendored mysql_async patch:
@@ -71,23 +73,28 @@ pub enum ClientIo {
     /// itself on the socket made blocking ([`super::wire`]; TPC-C's rows decoded by
     /// mysql_common, [`super::Link`]): a thread's only connection with one `io_uring_enter`
     /// per statement ([`super::ringwire`]), or where the kernel lacks what that needs, as
-    /// `DirectEpoll`; a thread's several connections each with a send and a receive, their
-    /// replies awaited together in the thread's own epoll instance under spindle's loop
-    /// ([`super::threadepoll`], [`super::ringdrive`]; tokio's reactor where the kernel refuses
-    /// one, [`super::wire::Wait::Shared`]).
+    /// `DirectEpoll`; a thread's several connections through the thread's own io_uring, run by
+    /// spindle's loop ([`super::sharedring`], [`super::ringdrive`]): one `io_uring_enter` sends
+    /// what they queued and waits for the replies, about one system call per statement; where
+    /// the kernel refuses such a ring, each statement with a send and a receive, the replies
+    /// awaited together in the thread's own epoll instance ([`super::threadepoll`]), and
+    /// where it refuses that too in the thread's tokio reactor ([`super::wire::Wait::Shared`]).
     Direct,
     /// The same, a thread's only connection waiting in epoll: one send, one `epoll_wait` and
     /// one receive per statement.
     DirectEpoll,
-    /// As `Direct`, a thread's several connections through the thread's own io_uring
-    /// ([`super::sharedring`], [`super::ringdrive`]): about one `io_uring_enter` per statement
-    /// for the thread, but no less client CPU per query than the reactor in interleaved pairs
-    /// (BENCHMARKS.md "One io_uring per client thread"), hence not the default.
+    /// As `Direct`, a thread's several connections through the thread's own io_uring or else
+    /// its reactor (the hidden mode that measured the ring before it became the default).
     DirectRing,
     /// As `Direct`, a thread's several connections waiting in the thread's tokio reactor, each
     /// statement's task scheduled by tokio ([`super::reactorwait`]): the same system calls as
-    /// `Direct`, more user-space instructions per statement (BENCHMARKS.md).
+    /// the thread epoll's, more user-space instructions per statement (BENCHMARKS.md).
     DirectReactor,
+    /// As `Direct`, a thread's several connections waiting in the thread's own epoll instance
+    /// ([`super::threadepoll`]): the fewest user-space instructions per statement, three
+    /// system calls per statement against the ring's one, the same client CPU per query on
+    /// BENCHMARKS.md's VM.
+    DirectThreadEpoll,
 }
 
 impl ClientIo {
@@ -104,7 +111,7 @@ impl ClientIo {
             Some(s) => Self::parse(s).ok_or_else(|| {
                 anyhow::anyhow!(
                     "--client-io {s}: use direct, direct-epoll, reactor, uring, uring-send, \
-                     direct-ring or direct-reactor"
+                     direct-ring, direct-thread-epoll or direct-reactor"
                 )
             }),
         }
@@ -118,6 +125,7 @@ impl ClientIo {
                 | ClientIo::DirectEpoll
                 | ClientIo::DirectRing
                 | ClientIo::DirectReactor
+                | ClientIo::DirectThreadEpoll
         )
     }
 
@@ -130,6 +138,7 @@ impl ClientIo {
             "direct-epoll" => Some(ClientIo::DirectEpoll),
             "direct-ring" => Some(ClientIo::DirectRing),
             "direct-reactor" => Some(ClientIo::DirectReactor),
+            "direct-thread-epoll" => Some(ClientIo::DirectThreadEpoll),
             _ => None,
         }
     }
@@ -360,19 +369,21 @@ pub(crate) fn client_runtime(
                     .then(|| (connection.read_timeout(), io == ClientIo::Uring)),
                 direct: io.is_direct().then(|| {
                     let wait = match (connections, io) {
-                        (1, ClientIo::Direct | ClientIo::DirectRing | ClientIo::DirectReactor) => {
-                            Wait::Ring
+                        (1, ClientIo::DirectEpoll) => Wait::Epoll,
+                        (1, _) => Wait::Ring,
+                        // The thread's own io_uring or epoll instance where the kernel allows,
+                        // else its reactor.
+                        (_, ClientIo::Direct) => {
+                            let timeout = connection.read_timeout();
+                            let _ = super::sharedring::install(timeout)
+                                || super::threadepoll::install(timeout);
+                            Wait::Shared
                         }
-                        (_, ClientIo::DirectReactor) => Wait::Shared,
-                        (1, _) => Wait::Epoll,
                         (_, ClientIo::DirectRing) => {
-                            // The thread's own io_uring where the kernel allows, else its reactor.
                             super::sharedring::install(connection.read_timeout());
                             Wait::Shared
                         }
-                        (_, ClientIo::Direct) => {
-                            // The thread's own epoll instance where the kernel allows, else
-                            // its reactor.
+                        (_, ClientIo::DirectThreadEpoll) => {
                             super::threadepoll::install(connection.read_timeout());
                             Wait::Shared
                         }

@@ -1,7 +1,9 @@
 //! One epoll instance for all the connections of a client thread, waited in by
-//! [`super::ringdrive::drive`] instead of tokio's reactor: the same system calls per statement
-//! as [`super::reactorwait`] (a send, a receive, an `epoll_wait` shared by the thread's
-//! connections), without tokio's scheduler and driver between a reply and the next request.
+//! [`super::ringdrive::drive`] instead of tokio's reactor where the thread cannot have its own
+//! io_uring ([`super::sharedring`]; and with `--client-io=direct-thread-epoll`): the same
+//! system calls per statement as [`super::reactorwait`] (a send, a receive, an `epoll_wait`
+//! shared by the thread's connections), without tokio's scheduler and driver between a reply
+//! and the next request.
 //!
 //! Each socket is registered edge-triggered for EPOLLIN for the connection's life, its slot's
 //! index as the event's data. A slot is ready from its edge until a receive leaves the socket
