@@ -194,27 +194,12 @@ impl Waiter {
     /// A waiter for socket `fd`; `None` if the kernel refuses an epoll instance or a timerfd (the
     /// reply is then awaited in a blocking `recv` with the socket's receive timeout).
     pub(super) fn new(fd: &OwnedFd, timeout: Duration) -> Option<Waiter> {
-        use std::os::fd::FromRawFd;
         let tick = Ticker::new(timeout)?;
-        // SAFETY: epoll_create1 returns a new descriptor this takes ownership of; epoll_ctl gets
-        // valid structs.
-        unsafe {
-            let ep = libc::epoll_create1(libc::EPOLL_CLOEXEC);
-            if ep < 0 {
-                return None;
-            }
-            let ep = OwnedFd::from_raw_fd(ep);
-            for (f, data) in [(fd.as_raw_fd(), SOCKET_READY), (tick.fd(), TICK)] {
-                let mut ev = libc::epoll_event {
-                    events: libc::EPOLLIN as u32,
-                    u64: data,
-                };
-                if libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, f, &mut ev) < 0 {
-                    return None;
-                }
-            }
-            Some(Waiter { ep, tick })
+        let ep = epoll_instance()?;
+        for (f, data) in [(fd.as_raw_fd(), SOCKET_READY), (tick.fd(), TICK)] {
+            epoll_ctl(&ep, libc::EPOLL_CTL_ADD, f, libc::EPOLLIN as u32, data).ok()?;
         }
+        Some(Waiter { ep, tick })
     }
 
     /// Waits until the socket is readable (data, the peer's close or an error); `TimedOut`
@@ -246,6 +231,34 @@ impl Waiter {
 impl AsRawFd for Ticker {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+}
+
+/// How far apart the ticks of a thread's timer ([`Ticker::for_thread`]) are at most.
+pub(super) const THREAD_TICK_MAX: Duration = Duration::from_millis(100);
+
+/// A new epoll instance; `None` if the kernel refuses one.
+pub(super) fn epoll_instance() -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: epoll_create1 returns a new descriptor this takes ownership of.
+    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    // SAFETY: as above; checked not to be an error.
+    (ep >= 0).then(|| unsafe { OwnedFd::from_raw_fd(ep) })
+}
+
+/// `epoll_ctl(2)` on instance `ep`: operation `op` for `fd`, with `events` and `data`.
+pub(super) fn epoll_ctl(
+    ep: &OwnedFd,
+    op: i32,
+    fd: RawFd,
+    events: u32,
+    data: u64,
+) -> io::Result<()> {
+    let mut ev = libc::epoll_event { events, u64: data };
+    // SAFETY: a valid event struct; the kernel checks the descriptors.
+    match unsafe { libc::epoll_ctl(ep.as_raw_fd(), op, fd, &mut ev) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
     }
 }
 
@@ -289,6 +302,12 @@ impl Ticker {
             fd
         };
         Some(Ticker { fd, timeout })
+    }
+
+    /// The timer of a thread's connections, whose waits each measure their own read timeout:
+    /// every eighth of `timeout` (the first connection's), at most [`THREAD_TICK_MAX`] apart.
+    pub(super) fn for_thread(timeout: Duration) -> Option<Ticker> {
+        Ticker::new(timeout.min(THREAD_TICK_MAX * 8))
     }
 
     pub(super) fn fd(&self) -> RawFd {

@@ -52,9 +52,6 @@ const TICK: u64 = u64::MAX;
 /// IORING_ENTER_GETEVENTS: the call runs completions (and waits for `min_complete`).
 const ENTER_GETEVENTS: u32 = 1;
 
-/// The ring's timer ticks at least this often; each wait measures its own read timeout.
-const TICK_MAX: Duration = Duration::from_millis(100);
-
 thread_local! {
     static RING: RefCell<Option<SharedRing>> = const { RefCell::new(None) };
     /// [`super::ringdrive::drive`] runs this thread's sessions: a wait leaves the sleeping
@@ -155,8 +152,7 @@ impl SharedRing {
         let mut r = SharedRing {
             id: RINGS.fetch_add(1, Relaxed),
             ring,
-            // Ticks every eighth of the read timeout, at most TICK_MAX apart.
-            tick: Ticker::new(timeout.min(TICK_MAX * 8))?,
+            tick: Ticker::for_thread(timeout)?,
             ticking: false,
             slots: Vec::new(),
             waits: 0,

@@ -17,19 +17,19 @@
 //! sleeps in the instance itself. The instance's descriptor is itself pollable, so while the
 //! thread sleeps in tokio (a reconnect, a pause) tokio's reactor watches it.
 
-use super::blocking::{recv_with, ticks_apart, timed_out, Ticker};
+use super::blocking::{
+    epoll_ctl as ctl, epoll_instance, recv_with, ticks_apart, timed_out, Ticker,
+};
 use super::sharedring::DRIVING;
 use std::cell::RefCell;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// The timer's epoll data (a slot's is its index).
 const TICK: u64 = u64::MAX;
-/// The timer ticks at least this often; each wait measures its own read timeout.
-const TICK_MAX: Duration = Duration::from_millis(100);
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 16;
 
@@ -98,14 +98,8 @@ pub(super) struct ThreadEpoll {
 
 impl ThreadEpoll {
     fn new(timeout: Duration) -> Option<ThreadEpoll> {
-        let tick = Ticker::new(timeout.min(8 * TICK_MAX))?;
-        // SAFETY: epoll_create1 returns a new descriptor this takes ownership of.
-        let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if ep < 0 {
-            return None;
-        }
-        // SAFETY: as above; checked not to be an error.
-        let ep = unsafe { OwnedFd::from_raw_fd(ep) };
+        let tick = Ticker::for_thread(timeout)?;
+        let ep = epoll_instance()?;
         ctl(
             &ep,
             libc::EPOLL_CTL_ADD,
@@ -198,15 +192,6 @@ impl ThreadEpoll {
             }
         }
         Ok((woke, ticked))
-    }
-}
-
-fn ctl(ep: &OwnedFd, op: i32, fd: RawFd, events: u32, data: u64) -> io::Result<()> {
-    let mut ev = libc::epoll_event { events, u64: data };
-    // SAFETY: a valid event struct; the kernel checks the descriptors.
-    match unsafe { libc::epoll_ctl(ep.as_raw_fd(), op, fd, &mut ev) } {
-        0 => Ok(()),
-        _ => Err(io::Error::last_os_error()),
     }
 }
 
