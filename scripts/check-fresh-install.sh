@@ -4,7 +4,8 @@
 # puts the known trap in it (qemu-utils 10.x from bookworm-backports, the source then removed
 # again, as on a machine image seen in the wild: bookworm's qemu-system-arm breaks it and apt
 # removes it), installs Rust with rustup (minimal profile: what the README asks for), then in a
-# chroot runs scripts/deps.sh and image/scripts/host-deps.sh --no-binfmt, checks that every tool
+# chroot runs scripts/deps.sh, image/scripts/host-deps.sh --no-binfmt and scripts/mysql-root.sh
+# (Oracle MySQL in a sid root of its own, built inside the tree), checks that every tool
 # they promise works (small real runs: mkfs on files, a genimage image read back with mtools and
 # debugfs, a C and a Rust aarch64 binary run under qemu-user, qemu-img on a qcow2 file), hides
 # a tool to see each script fail naming its package, runs both scripts again (they must print
@@ -183,6 +184,17 @@ install_rust() {
 run_deps() { in_chroot <<<'bash /src/scripts/deps.sh'; }
 run_host_deps() { in_chroot <<<'bash /src/image/scripts/host-deps.sh --no-binfmt'; }
 
+# scripts/mysql-root.sh's promise: Oracle MySQL from a root of Debian sid's own, built with the
+# mmdebstrap it installs, runnable from this Debian 12 root; a second run only prints the path.
+run_mysql_root() {
+	in_chroot <<-'SH'
+		p=$(bash /src/scripts/mysql-root.sh)
+		"$p" --version | grep ' Ver [0-9]'
+		again=$(bash /src/scripts/mysql-root.sh 2>&1)
+		[ "$again" = "$p" ] || { echo "second run printed: $again"; exit 1; }
+	SH
+}
+
 # scripts/deps.sh's promise: the tools the tests, quick.sh and benches/ call.
 probe_test_tools() {
 	in_chroot <<-'SH'
@@ -335,6 +347,7 @@ main() {
 	step rustup install_rust
 	step deps run_deps
 	step host-deps run_host_deps
+	step mysql-root run_mysql_root
 	step probe-test-tools probe_test_tools
 	step probe-image-tools probe_image_tools
 	step recheck-names-package recheck_names_package

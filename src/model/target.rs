@@ -20,6 +20,11 @@ pub struct ServerInfo {
     /// as my.cnf's words on purpose: the record of what the server was given, shown as a reader
     /// would write them; [`ServerInfo::buffer_pool_bytes`] reads the one figures use.
     pub settings: std::collections::BTreeMap<String, String>,
+    /// The server's own values of the variables that shape I/O (`SHOW GLOBAL VARIABLES` right
+    /// after start: the flavor's defaults as well as my.cnf's); empty in documents written
+    /// before they were recorded, or when the server could not be asked.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub effective: std::collections::BTreeMap<String, String>,
 }
 
 /// SMART around a target's phases.
@@ -167,6 +172,10 @@ pub struct PhaseResult {
     /// `tpcc-check`: every consistency condition per warehouse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc_check: Option<crate::tpcc::CheckReport>,
+    /// Phases run while the server was up: how its InnoDB (and binlog) counters moved over the
+    /// phase (`SHOW GLOBAL STATUS` before and after: pages written, fsyncs, redo bytes, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_io: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 impl PhaseResult {
@@ -184,6 +193,7 @@ impl PhaseResult {
             data_set: None,
             result: None,
             tpcc_check: None,
+            server_io: None,
         }
     }
 }

@@ -98,6 +98,13 @@ pub(super) fn build_result(
     if cfg.ps_mode == super::PsMode::Disable {
         notes.push("prepared statements off: statements sent as SQL text".into());
     }
+    if shared.begin_as_text.load(Relaxed) {
+        notes.push(
+            "the server does not prepare BEGIN (error 1295): BEGIN sent as SQL text, the other \
+             statements prepared, as sysbench does"
+                .into(),
+        );
+    }
     let diagnostics = shared.run.io_stats.notes();
     let error = shared.run.fatal();
     if error.is_some() {

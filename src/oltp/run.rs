@@ -27,7 +27,7 @@ use crate::engine::{IntervalSample, Measurement};
 use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -79,6 +79,7 @@ pub fn run(
         running: AtomicU32::new(0),
         live: (0..threads).map(|_| Live::new()).collect(),
         unique: UniqueSeq::new(seed),
+        begin_as_text: AtomicBool::new(false),
     });
     let started_at = crate::sys::clock::now_rfc3339();
     // Phase 1: every connection connected and prepared, then the clock starts.
@@ -191,7 +192,7 @@ impl Sessions for Shared {
 
     async fn prepare(&self, conn: mysql_async::Conn, plan: &Plan) -> Result<Session, String> {
         let cfg = &self.cfg;
-        Session::new(conn, cfg, plan.i as u32).await.map_err(|e| {
+        let session = Session::new(conn, cfg, plan.i as u32).await.map_err(|e| {
             format!(
                 "could not prepare the {} statements: {}",
                 cfg.workload.name(),
@@ -201,7 +202,11 @@ impl Sessions for Shared {
             } else {
                 ""
             }
-        })
+        })?;
+        if session.begin_as_text {
+            self.begin_as_text.store(true, Relaxed);
+        }
+        Ok(session)
     }
 
     fn use_io(session: &mut Session, io: &ThreadIo, stats: &crate::db::IoStats) {

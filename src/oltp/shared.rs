@@ -10,7 +10,7 @@ use crate::db::clients::ClientRun;
 use crate::engine::LiveLatencies;
 use crate::stats::LatencyRecorder;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -63,6 +63,8 @@ pub(super) struct Shared {
     pub(super) running: AtomicU32,
     pub(super) live: Vec<Live>,
     pub(super) unique: UniqueSeq,
+    /// Some connection sends BEGIN as text because the server would not prepare it.
+    pub(super) begin_as_text: AtomicBool,
 }
 
 impl Shared {

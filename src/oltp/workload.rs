@@ -84,6 +84,24 @@ fn prepared_kinds(cfg: &OltpConfig) -> Vec<Q> {
     v
 }
 
+/// MySQL's ER_UNSUPPORTED_PS: "This command is not supported in the prepared statement
+/// protocol yet" (MySQL and Percona refuse BEGIN and START TRANSACTION, MariaDB prepares them).
+const ER_UNSUPPORTED_PS: u16 = 1295;
+
+/// `sql` prepared on the server, or `None` when the server refuses to prepare that command
+/// (error 1295): the caller sends it as text, as sysbench's MySQL driver falls back ("using
+/// emulation") for exactly this error. Any other error is the caller's.
+async fn prepare_or_text(
+    conn: &mut Conn,
+    sql: &str,
+) -> Result<Option<Statement>, mysql_async::Error> {
+    match conn.prep(sql).await {
+        Ok(stmt) => Ok(Some(stmt)),
+        Err(mysql_async::Error::Server(e)) if e.code == ER_UNSUPPORTED_PS => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Statements executed, classified as sysbench does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
@@ -105,6 +123,9 @@ pub(crate) struct Session {
     stmts: Vec<[Option<Statement>; NQ]>,
     begin: Option<Statement>,
     commit: Option<Statement>,
+    /// The server refused BEGIN as a prepared statement (MySQL and Percona: error 1295), so
+    /// this connection sends it as text, as sysbench's MySQL driver does.
+    pub begin_as_text: bool,
     /// select_random_points/ranges: the one statement, prepared (`--db-ps-mode=auto`).
     pub(super) script: Option<Statement>,
     pub(super) ps: bool,
@@ -150,6 +171,7 @@ impl Session {
             stmts: Vec::new(),
             begin: None,
             commit: None,
+            begin_as_text: false,
             script: None,
             ps: cfg.ps_mode == PsMode::Auto,
             begin_sql,
@@ -184,8 +206,9 @@ impl Session {
         }
         let kinds = prepared_kinds(cfg);
         if cfg.workload != Workload::Legacy && cfg.workload.uses_transactions(cfg.skip_trx) {
-            self.begin = Some(self.conn.prep("BEGIN").await?);
-            self.commit = Some(self.conn.prep("COMMIT").await?);
+            self.begin = prepare_or_text(&mut self.conn, "BEGIN").await?;
+            self.begin_as_text = self.begin.is_none();
+            self.commit = prepare_or_text(&mut self.conn, "COMMIT").await?;
         }
         for t in 1..=cfg.tables {
             let mut row: [Option<Statement>; NQ] = Default::default();

@@ -15,6 +15,7 @@ pub mod params;
 pub mod queueing;
 pub mod rank;
 pub mod regimes;
+pub mod server;
 pub mod summary;
 pub mod sysbench_text;
 pub mod tpcc_text;

@@ -34,6 +34,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
     super::regimes::summary_section(&mut out, s);
     queueing(&mut out, s);
     tpcc_checks(&mut out, s);
+    server_section(&mut out, s);
     failures(&mut out, s);
     skipped_phases(&mut out, s);
     notes(&mut out, s);
@@ -294,6 +295,53 @@ fn tpcc_checks(w: &mut String, s: &SuiteResult) {
             format!("FAILED: {}", crate::units::shorten(&failed.join(", "), 300))
         };
         let _ = writeln!(w, "  {:<10} {verdict}", t.name);
+    }
+}
+
+/// The servers' effective I/O variables side by side, and their counters per database phase.
+fn server_section(w: &mut String, s: &SuiteResult) {
+    if let Some(t) = super::server::effective_table(s) {
+        let _ = writeln!(
+            w,
+            "\nDatabase server, effective values (SHOW GLOBAL VARIABLES after start):"
+        );
+        let _ = write!(w, "  {:<32}", "");
+        for target in &t.targets {
+            let _ = write!(w, " {:<14}", target.name);
+        }
+        let _ = write!(w, "\n  {:<32}", "server");
+        for target in &t.targets {
+            let v = target.server.as_ref().expect("has a server");
+            let _ = write!(w, " {:<14}", format!("{} {}", v.flavor, v.version));
+        }
+        let _ = writeln!(w);
+        for (name, cells) in &t.rows {
+            let _ = write!(w, "  {name:<32}");
+            for c in cells {
+                let _ = write!(w, " {:<14}", c.unwrap_or("-"));
+            }
+            let _ = writeln!(w);
+        }
+    }
+    let io = super::server::io_rows(s);
+    if io.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "\nServer I/O per phase (InnoDB counters, after - before):"
+    );
+    let _ = write!(w, "  {:<10} {:<24}", "", "");
+    for c in super::server::io_columns() {
+        let _ = write!(w, " {c:>20}");
+    }
+    let _ = writeln!(w);
+    for r in io {
+        let _ = write!(w, "  {:<10} {:<24}", r.target, r.phase);
+        for c in &r.cells {
+            let _ = write!(w, " {:>20}", c.as_deref().unwrap_or("-"));
+        }
+        let _ = writeln!(w);
     }
 }
 

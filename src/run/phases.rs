@@ -17,9 +17,46 @@ use crate::provision::mysqld;
 use crate::sys::state;
 use std::time::Duration;
 
-/// Runs `phase`. `pr` receives facts about how it ran (notes, the page cache, the data set);
-/// `target` what the phase records about the target itself (system state, server).
+/// Runs `phase`. `pr` receives facts about how it ran (notes, the page cache, the data set,
+/// the server's I/O counters over a database phase); `target` what the phase records about the
+/// target itself (system state, server).
 pub fn run_phase(
+    ctx: &Ctx<'_>,
+    run: &mut TargetRun,
+    phase: &Phase,
+    pr: &mut PhaseResult,
+    target: &mut TargetResult,
+) -> anyhow::Result<Outcome> {
+    let before = server_counters(run, phase);
+    let outcome = run_step(ctx, run, phase, pr, target);
+    if let Some(before) = before {
+        // A server that died in the phase has no counters to read: the delta stays unknown.
+        if let Some(after) = server_counters(run, phase) {
+            pr.server_io = Some(mysqld::observe::counter_deltas(&before, &after));
+        }
+    }
+    outcome
+}
+
+/// The server's I/O counters, for a phase that works the database while it runs.
+fn server_counters(
+    run: &TargetRun,
+    phase: &Phase,
+) -> Option<std::collections::BTreeMap<String, u64>> {
+    let works_the_database = matches!(
+        phase,
+        Phase::OltpPrewarm
+            | Phase::OltpPrepare { .. }
+            | Phase::OltpRun { .. }
+            | Phase::TpccPrepare
+            | Phase::TpccRun { .. }
+            | Phase::TpccCheck
+    );
+    let client = run.server.as_ref().filter(|_| works_the_database)?;
+    block_on(mysqld::observe::io_counters(client)).ok()?.ok()
+}
+
+fn run_step(
     ctx: &Ctx<'_>,
     run: &mut TargetRun,
     phase: &Phase,
@@ -145,6 +182,7 @@ fn fileio_run(
 
 /// The my.cnf settings recorded with the results: the ones that change the numbers.
 const SETTINGS_THAT_MATTER: &[&str] = &[
+    "performance_schema",
     "innodb_buffer_pool_size",
     "innodb_log_file_size",
     "innodb_redo_log_capacity",
@@ -184,6 +222,15 @@ fn mysqld_start(
                 .into_iter()
                 .filter(|(k, _)| SETTINGS_THAT_MATTER.contains(&k.replace('-', "_").as_str()))
                 .collect(),
+            effective: match block_on(mysqld::observe::io_variables(&client))? {
+                Ok(v) => v,
+                Err(e) => {
+                    pr.notes.push(format!(
+                        "the server's I/O variables could not be read: {e:#}"
+                    ));
+                    Default::default()
+                }
+            },
         });
     }
     run.server = Some(client);

@@ -3,7 +3,8 @@
 
 use spindle::provision::mysqld::{self, ClientInfo, MysqldSettings, ServerSpec};
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 use tempfile::TempDir;
 
@@ -57,6 +58,47 @@ pub fn require_server(spec: &ServerSpec) {
     }
 }
 
+/// The Oracle MySQL server program the flavor tests run: `SPINDLE_TEST_MYSQL` when set, else
+/// the one `scripts/mysql-root.sh` provides (Debian sid's MySQL in a root of its own, run
+/// through that root's loader; built once with mmdebstrap, then cached). Fails the test with
+/// what to do when neither works.
+pub fn mysql_server() -> PathBuf {
+    static PATH: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = PATH.get_or_init(|| {
+        if let Some(p) = std::env::var_os("SPINDLE_TEST_MYSQL").filter(|p| !p.is_empty()) {
+            let p = PathBuf::from(p);
+            return if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!(
+                    "SPINDLE_TEST_MYSQL='{}' is not a file",
+                    p.display()
+                ))
+            };
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mysql-root.sh");
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| format!("could not run '{}': {e}", script.display()))?;
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || path.is_empty() {
+            return Err(format!(
+                "'{}' failed ({}): it builds Debian sid's MySQL in a root of its own and needs \
+                 root and mmdebstrap; or set SPINDLE_TEST_MYSQL to a MySQL server program",
+                script.display(),
+                out.status
+            ));
+        }
+        Ok(PathBuf::from(path))
+    });
+    match found {
+        Ok(p) => p.clone(),
+        Err(e) => panic!("this test needs Oracle MySQL: {e}"),
+    }
+}
+
 /// A TCP port that was free a moment ago.
 pub fn free_tcp_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -69,6 +111,11 @@ impl TestServer {
     /// Initialises and starts a server with [`small_spec`] in a fresh temporary datadir.
     pub async fn start() -> TestServer {
         Self::start_with(|_| {}).await
+    }
+
+    /// Like [`start`](Self::start), with Oracle MySQL ([`mysql_server`]).
+    pub async fn start_mysql() -> TestServer {
+        Self::start_with(|s| s.mysqld = Some(mysql_server())).await
     }
 
     /// Like [`start`](Self::start), letting the caller adjust the spec first.

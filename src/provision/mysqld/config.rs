@@ -114,6 +114,80 @@ fn path_str(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// One InnoDB I/O setting that every flavor gets where the variable exists, so a disk's figures
+/// do not follow the server's own defaults (MySQL 9.7 and MariaDB 10.11 differ in most of them:
+/// `innodb_io_capacity` 10000 against 200, `innodb_flush_neighbors` 0 against 1, …).
+#[derive(Clone, Copy, Debug)]
+pub struct PinnedSetting {
+    /// The server variable (my.cnf key and `SHOW GLOBAL VARIABLES` name).
+    pub name: &'static str,
+    /// The value written; the server reports it back in this spelling (case aside).
+    pub value: &'static str,
+    /// Whether the variable exists in this flavor and version (an unknown key stops mysqld).
+    exists: fn(Flavor, ServerVersion) -> bool,
+}
+
+impl PinnedSetting {
+    /// Whether `flavor` `version` has this variable (and so gets it in my.cnf).
+    pub fn exists_in(&self, flavor: Flavor, version: ServerVersion) -> bool {
+        (self.exists)(flavor, version)
+    }
+}
+
+fn everywhere(_: Flavor, _: ServerVersion) -> bool {
+    true
+}
+
+/// The change buffer: removed in MariaDB 11.0; present in MySQL and Percona 5.7 to 9.x.
+fn has_change_buffer(f: Flavor, v: ServerVersion) -> bool {
+    f != Flavor::MariaDb || !v.at_least(11, 0, 0)
+}
+
+/// The pinned InnoDB I/O settings. The values are the long-standing defaults of both families
+/// (MySQL 5.7's and MariaDB's) where they agree, and MySQL 8.4's where they do not:
+/// - `innodb_io_capacity` 200 / `_max` 2000: background flushing sized for one disk, not the
+///   10000 MySQL 8.4+ assumes (an SSD array), so a USB hard disk is not flooded;
+/// - `innodb_flush_neighbors` 0: no neighbour-page flushing (MySQL 8.0+'s default; MariaDB's 1
+///   favours rotating disks and would give them a setting the SSDs do not get);
+/// - `innodb_doublewrite` ON: both flavors' default, written down so it cannot drift;
+/// - `innodb_change_buffering` none: MySQL 8.4's and MariaDB 10.6+'s default (8.0 buffered all);
+/// - `innodb_adaptive_hash_index` OFF: MySQL 8.4's and MariaDB 10.5+'s default (8.0 had ON);
+/// - `innodb_read_io_threads`/`innodb_write_io_threads` 4: MySQL 8.4 sizes the read threads
+///   by the cores, the others use 4;
+/// - `innodb_lru_scan_depth` 1024 (MariaDB 10.5+ uses 1536), `innodb_max_dirty_pages_pct` 90,
+///   `_lwm` 10 (MariaDB 0), `innodb_adaptive_flushing` ON, `innodb_flush_sync` ON,
+///   `innodb_use_native_aio` ON.
+///
+/// The redo size, flush method and commit flush policy come from [`MysqldSettings`].
+pub const PINNED_IO_SETTINGS: &[PinnedSetting] = &[
+    pin("innodb_io_capacity", "200", everywhere),
+    pin("innodb_io_capacity_max", "2000", everywhere),
+    pin("innodb_flush_neighbors", "0", everywhere),
+    pin("innodb_doublewrite", "ON", everywhere),
+    pin("innodb_change_buffering", "none", has_change_buffer),
+    pin("innodb_adaptive_hash_index", "OFF", everywhere),
+    pin("innodb_read_io_threads", "4", everywhere),
+    pin("innodb_write_io_threads", "4", everywhere),
+    pin("innodb_lru_scan_depth", "1024", everywhere),
+    pin("innodb_max_dirty_pages_pct", "90", everywhere),
+    pin("innodb_max_dirty_pages_pct_lwm", "10", everywhere),
+    pin("innodb_adaptive_flushing", "ON", everywhere),
+    pin("innodb_flush_sync", "ON", everywhere),
+    pin("innodb_use_native_aio", "ON", everywhere),
+];
+
+const fn pin(
+    name: &'static str,
+    value: &'static str,
+    exists: fn(Flavor, ServerVersion) -> bool,
+) -> PinnedSetting {
+    PinnedSetting {
+        name,
+        value,
+        exists,
+    }
+}
+
 /// Renders the `my.cnf` text for `target`, with only the keys its flavor/version accepts.
 /// The InnoDB lines of my.cnf (the article's values unless overridden).
 fn innodb_lines(s: &MysqldSettings, t: &CnfTarget<'_>, put: &mut dyn FnMut(&str, Option<String>)) {
@@ -159,7 +233,39 @@ fn innodb_lines(s: &MysqldSettings, t: &CnfTarget<'_>, put: &mut dyn FnMut(&str,
         "innodb_lock_wait_timeout",
         Some(s.lock_wait_timeout_s.to_string()),
     );
+    for p in PINNED_IO_SETTINGS
+        .iter()
+        .filter(|p| p.exists_in(t.flavor, v))
+    {
+        put(p.name, Some(p.value.into()));
+    }
 }
+
+/// The lines that make MySQL and Percona Server (8.0 and later) run as a private server:
+/// - `secure_file_priv = NULL`: the packages are built with `/var/lib/mysql-files`, which only
+///   the full package's maintainer scripts create, and the server will not start without it;
+///   spindle reads and writes no server-side files (it loads with `LOAD DATA LOCAL`);
+/// - the authentication plugin named: `caching_sha2_password` (the only one left in 9.x;
+///   `mysql_native_password` is gone), as `authentication_policy` from 8.0.27 on and as
+///   `default_authentication_plugin` before (removed in 9.0).
+fn mysql_lines(t: &CnfTarget<'_>, put: &mut dyn FnMut(&str, Option<String>)) {
+    let v = t.version;
+    put("secure_file_priv", Some("NULL".into()));
+    if v.at_least(8, 0, 27) {
+        put("authentication_policy", Some(format!("{AUTH_PLUGIN},,")));
+    } else if v.at_least(8, 0, 4) {
+        put("default_authentication_plugin", Some(AUTH_PLUGIN.into()));
+    }
+}
+
+/// MySQL and Percona Server 8.0.34 deprecated `binlog_format` (the server logs a warning at
+/// every start); there the server's default, ROW, is kept. MariaDB keeps the setting.
+pub fn binlog_format_is_deprecated(flavor: Flavor, v: ServerVersion) -> bool {
+    flavor != Flavor::MariaDb && v.at_least(8, 0, 34)
+}
+
+/// The authentication plugin of spindle's accounts on MySQL and Percona Server 8.0+.
+pub const AUTH_PLUGIN: &str = "caching_sha2_password";
 
 pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
     let mariadb = t.flavor == Flavor::MariaDb;
@@ -191,6 +297,15 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
         Some(crate::units::my_cnf_size(s.max_allowed_packet)),
     );
     put("slow_query_log", Some("0".into()));
+    // Off on every flavor: MariaDB's default, and on MySQL 9.7 it holds 230-250 MB (a quarter
+    // of a 1 GB Pi) that a disk benchmark does not read. `--set performance_schema=ON` for it.
+    put("performance_schema", Some("OFF".into()));
+    // The engines load with LOAD DATA LOCAL INFILE (MySQL 8.0+ turns it off by default; without
+    // it they fall back to multi-row INSERTs, twice as slow on MySQL 9.7).
+    put("local_infile", Some("ON".into()));
+    if !mariadb && v.at_least(8, 0, 0) {
+        mysql_lines(t, put);
+    }
     if mariadb || !v.at_least(8, 0, 0) {
         put("query_cache_type", Some("0".into()));
         put("query_cache_size", Some("0".into()));
@@ -201,7 +316,11 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
         put("log-bin", Some(path_str(&t.paths.binlog_base)));
         put("server-id", Some("1".into()));
         put("sync_binlog", Some(s.sync_binlog.to_string()));
-        put("binlog_format", Some(s.binlog_format.clone()));
+        if binlog_format_is_deprecated(t.flavor, v) {
+            // 8.0.34+ warns at every start and will remove it; ROW, its default, stays.
+        } else {
+            put("binlog_format", Some(s.binlog_format.clone()));
+        }
         if (mariadb && v.at_least(10, 6, 1)) || (!mariadb && v.at_least(8, 0, 1)) {
             put("binlog_expire_logs_seconds", Some((5 * 86400).to_string()));
         } else {
@@ -433,6 +552,106 @@ mod tests {
         assert_eq!(m["port"], "3307");
         assert!(!m.contains_key("skip_networking"));
         assert_eq!(m["binlog_expire_logs_seconds"], "432000");
+    }
+
+    /// `mysqld --version` of the servers spindle's users run: Percona 8.0 as its packages' own
+    /// tests expect it (`… (Percona Server (GPL), Release '<r>', Revision '<rev>')`, the
+    /// version and revision a user printed), Percona 8.4 as a public tool's tests quote it,
+    /// MySQL as Debian sid's 9.7.4 prints it.
+    const PERCONA_8_0: &str = "/usr/sbin/mysqld  Ver 8.0.32-24 for Linux on x86_64 (Percona Server (GPL), Release '24', Revision 'e5c6e9d2')";
+    const PERCONA_8_4: &str =
+        "/usr/sbin/mysqld  Ver 8.4.11-11 for Linux on x86_64 (Percona Server (GPL), Release '11')";
+    const MYSQL_9_7: &str = "/usr/sbin/mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))";
+
+    fn render_version(text: &str) -> BTreeMap<String, String> {
+        let (flavor, v) = super::super::version::parse_version(text).unwrap();
+        render(flavor, v, &MysqldSettings::default(), None)
+    }
+
+    #[test]
+    fn mysql_and_percona_run_without_their_packages_folders_and_name_the_auth_plugin() {
+        for text in [PERCONA_8_0, PERCONA_8_4, MYSQL_9_7] {
+            let m = render_version(text);
+            assert_eq!(m["secure_file_priv"], "NULL", "{text}");
+            assert_eq!(m["local_infile"], "ON", "{text}");
+            assert_eq!(m["performance_schema"], "OFF", "{text}");
+            assert_eq!(
+                m["authentication_policy"], "caching_sha2_password,,",
+                "{text}"
+            );
+            // Removed in 9.0, replaced by authentication_policy from 8.0.27.
+            assert!(!m.contains_key("default_authentication_plugin"), "{text}");
+            // Deprecated from 8.0.34: the server's ROW default stays.
+            let deprecated = !text.contains("8.0.32");
+            assert_eq!(!m.contains_key("binlog_format"), deprecated, "{text}");
+            assert_eq!(m["innodb_change_buffering"], "none", "{text}");
+        }
+        let old = render(
+            Flavor::MySql,
+            ServerVersion::new(8, 0, 20),
+            &MysqldSettings::default(),
+            None,
+        );
+        assert_eq!(
+            old["default_authentication_plugin"],
+            "caching_sha2_password"
+        );
+        assert!(!old.contains_key("authentication_policy"));
+    }
+
+    #[test]
+    fn percona_is_detected_from_its_version_strings() {
+        use super::super::version::parse_version;
+        assert_eq!(
+            parse_version(PERCONA_8_0).unwrap(),
+            (Flavor::Percona, ServerVersion::new(8, 0, 32))
+        );
+        assert_eq!(
+            parse_version(PERCONA_8_4).unwrap(),
+            (Flavor::Percona, ServerVersion::new(8, 4, 11))
+        );
+        assert_eq!(
+            parse_version(MYSQL_9_7).unwrap(),
+            (Flavor::MySql, ServerVersion::new(9, 7, 4))
+        );
+    }
+
+    #[test]
+    fn every_flavor_gets_the_pinned_io_settings_it_has() {
+        let maria = render(
+            Flavor::MariaDb,
+            ServerVersion::new(10, 11, 19),
+            &MysqldSettings::default(),
+            None,
+        );
+        let maria_11 = render(
+            Flavor::MariaDb,
+            ServerVersion::new(11, 8, 3),
+            &MysqldSettings::default(),
+            None,
+        );
+        let mysql = render_version(MYSQL_9_7);
+        for p in PINNED_IO_SETTINGS {
+            assert_eq!(maria[p.name], p.value, "{}", p.name);
+            assert_eq!(mysql[p.name], p.value, "{}", p.name);
+            if p.name == "innodb_change_buffering" {
+                // MariaDB 11.0 removed the change buffer and its variable.
+                assert!(!maria_11.contains_key(p.name));
+            } else {
+                assert_eq!(maria_11[p.name], p.value, "{}", p.name);
+            }
+        }
+        assert_eq!(maria["performance_schema"], "OFF");
+        assert_eq!(maria["binlog_format"], "MIXED");
+        assert!(!maria.contains_key("secure_file_priv"));
+        assert!(!maria.contains_key("authentication_policy"));
+        // An override still wins over a pinned value.
+        let mut s = MysqldSettings::default();
+        s.extra.insert("innodb-io-capacity".into(), "4000".into());
+        s.extra.insert("performance_schema".into(), "ON".into());
+        let m = render(Flavor::MySql, ServerVersion::new(9, 7, 4), &s, None);
+        assert_eq!(m["innodb_io_capacity"], "4000");
+        assert_eq!(m["performance_schema"], "ON");
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod config;
 mod error;
 mod init;
 pub mod layout;
+pub mod observe;
 mod process;
 mod shared;
 mod start;

@@ -34,44 +34,56 @@ pub(super) fn log_tail_since(path: &Path, start: u64) -> String {
 /// The pid of this datadir's server if it is alive: the pid file when it names a live
 /// process started with this datadir's my.cnf (a stale pid file is never trusted), else a scan
 /// of /proc for such a process (the pid file is mode 0660 and unreadable to other users).
+/// The server is known by its `--defaults-file` argument, not by its program name: a server run
+/// through a wrapper, a renamed binary or another root's dynamic loader is found all the same.
 pub(super) fn running_pid(l: &Layout) -> Option<u32> {
     let want = format!("--defaults-file={}", l.my_cnf.display());
     let from_file = std::fs::read_to_string(&l.pid_file)
         .ok()
         .and_then(|t| t.trim().parse::<u32>().ok())
-        .filter(|pid| is_our_server(*pid, &want));
+        .filter(|pid| is_our_server(*pid, &want, Found::PidFile));
     from_file.or_else(|| {
         std::fs::read_dir("/proc")
             .ok()?
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .find(|pid| is_our_server(*pid, &want))
+            .find(|pid| is_our_server(*pid, &want, Found::Scan))
     })
 }
 
+/// How a candidate pid was found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Found {
+    /// Named by the server's own pid file.
+    PidFile,
+    /// Any process on the machine: a client program given the same `--defaults-file` (the
+    /// my.cnf has a `[client]` section) is not the server.
+    Scan,
+}
+
 /// Is `pid` a live server process (not an init/bootstrap run) with argument `defaults_arg`?
-pub(super) fn is_our_server(pid: u32, defaults_arg: &str) -> bool {
+pub(super) fn is_our_server(pid: u32, defaults_arg: &str, found: Found) -> bool {
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
         return false;
     };
     let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-    let prog = args
-        .first()
-        .map(|a| {
-            String::from_utf8_lossy(a)
-                .rsplit('/')
-                .next()
-                .unwrap_or("")
-                .to_string()
-        })
-        .unwrap_or_default();
-    let is_server = prog.contains("mysqld") || prog.contains("mariadbd");
     let ours = args.contains(&defaults_arg.as_bytes());
     let setup = args.iter().any(|a| {
         let a = String::from_utf8_lossy(a);
         a.starts_with("--bootstrap") || a.starts_with("--initialize")
     });
-    is_server && ours && !setup && pid_alive(pid)
+    let client = found == Found::Scan && args.first().is_some_and(|a| is_client_program(a));
+    ours && !setup && !client && pid_alive(pid)
+}
+
+/// A MySQL/MariaDB client program (`mysql`, `mariadb-admin`, …) rather than a server
+/// (`mysqld`, `mariadbd`, or anything else: a loader, a wrapper).
+fn is_client_program(argv0: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(argv0);
+    let name = name.rsplit('/').next().unwrap_or("");
+    (name.starts_with("mysql") || name.starts_with("mariadb"))
+        && !name.contains("mysqld")
+        && !name.contains("mariadbd")
 }
 
 /// True if `pid` exists and is not a zombie.
@@ -162,6 +174,41 @@ pub fn stop_blocking(datadir: &Path, timeout: Duration) -> anyhow::Result<StopOu
     Ok(outcome)
 }
 
+/// Marks every descriptor above 2 close-on-exec (the descriptors std's `Command` uses to
+/// report a failed exec are already; they must stay open until the exec). `close_range` with
+/// `CLOSE_RANGE_CLOEXEC` needs Linux 5.11; older kernels get the same by `fcntl` per descriptor
+/// up to the soft limit. Runs between fork and exec: no allocation, system calls only.
+///
+/// # Safety
+/// Only in a forked child before exec (it changes descriptors the parent's threads may use).
+unsafe fn close_inherited_at_exec() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    if libc::syscall(
+        libc::SYS_close_range,
+        3 as libc::c_uint,
+        libc::c_uint::MAX,
+        CLOSE_RANGE_CLOEXEC,
+    ) == 0
+    {
+        return;
+    }
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+        lim.rlim_cur.min(1 << 20) as libc::c_int
+    } else {
+        1024
+    };
+    for fd in 3..top {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
+    }
+}
+
 pub(super) fn spawn_server(
     mysqld: &Path,
     args: &[String],
@@ -181,11 +228,14 @@ pub(super) fn spawn_server(
         .stdin(std::process::Stdio::null())
         .stdout(out)
         .stderr(err);
-    // SAFETY: setsid is async-signal-safe; it detaches the server from our terminal and
-    // process group so Ctrl-C on spindle does not kill it.
+    // SAFETY: setsid, close_range and fcntl are async-signal-safe system calls on the child's
+    // own descriptors. setsid detaches the server from our terminal and process group so
+    // Ctrl-C on spindle does not kill it; every descriptor above 2 that spindle's caller passed
+    // down (a lock, a pipe) is closed at exec, so the long-lived server never holds it.
     unsafe {
         cmd.pre_exec(|| {
             libc::setsid();
+            close_inherited_at_exec();
             Ok(())
         });
     }

@@ -90,7 +90,8 @@ pub async fn start(spec: &ServerSpec) -> anyhow::Result<ClientInfo> {
     let log_start = file_len(&l.error_log);
     let child = spawn_server(&mysqld, &args, &l.error_log)?;
     let pid = child.id();
-    match wait_ready_and_provision(&l, child, spec.start_timeout, log_start).await {
+    let auth = account_plugin(&record.binary);
+    match wait_ready_and_provision(&l, child, spec.start_timeout, log_start, auth).await {
         Ok(info) => Ok(info),
         Err(e) => {
             // Never leave a half-started server behind.
@@ -107,6 +108,7 @@ pub(super) async fn wait_ready_and_provision(
     mut child: std::process::Child,
     timeout: Duration,
     log_start: u64,
+    auth: Option<&str>,
 ) -> anyhow::Result<ClientInfo> {
     let deadline = Instant::now() + timeout;
     // An unreadable credentials file is an error: new passwords would lock the old ones out.
@@ -158,7 +160,7 @@ pub(super) async fn wait_ready_and_provision(
         // Written before the passwords are set, so they can never be lost.
         layout::write_json(&l.credentials, &creds, 0o600)?;
     }
-    provision(conn, &creds).await.with_context(|| {
+    provision(conn, &creds, auth).await.with_context(|| {
         format!(
             "could not create database and user '{BENCH_DB}' on '{}'",
             l.socket.display()
@@ -222,21 +224,27 @@ pub(super) fn sql_str(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-pub(super) async fn provision(mut conn: mysql_async::Conn, c: &Credentials) -> anyhow::Result<()> {
+/// The plugin spindle names when it creates accounts: `caching_sha2_password` on MySQL and
+/// Percona Server 8.0+ (their default, and the only one in 9.x); MariaDB's default otherwise.
+pub(super) fn account_plugin(b: &super::version::ServerBinary) -> Option<&'static str> {
+    (b.flavor != super::version::Flavor::MariaDb && b.version.at_least(8, 0, 4))
+        .then_some(super::config::AUTH_PLUGIN)
+}
+
+pub(super) async fn provision(
+    mut conn: mysql_async::Conn,
+    c: &Credentials,
+    auth: Option<&str>,
+) -> anyhow::Result<()> {
     // Every root account gets the stored password; anonymous accounts go.
-    let root_hosts: Vec<String> = conn
-        .exec(
-            "SELECT Host FROM mysql.user WHERE User = ?",
-            (c.root_user.as_str(),),
-        )
-        .await?;
+    let root_hosts = account_hosts(&mut conn, &c.root_user).await?;
     for h in root_hosts {
         let r = conn
             .query_drop(format!(
-                "ALTER USER {}@{} IDENTIFIED BY {}",
+                "ALTER USER {}@{} {}",
                 sql_str(&c.root_user),
                 sql_str(&h),
-                sql_str(&c.root_password)
+                identified(auth, &c.root_password)
             ))
             .await;
         match r {
@@ -246,24 +254,27 @@ pub(super) async fn provision(mut conn: mysql_async::Conn, c: &Credentials) -> a
             r => r?,
         }
     }
-    let anon: Vec<String> = conn
-        .query("SELECT Host FROM mysql.user WHERE User = ''")
-        .await?;
-    for h in anon {
+    for h in account_hosts(&mut conn, "").await? {
         conn.query_drop(format!("DROP USER ''@{}", sql_str(&h)))
             .await?;
     }
     conn.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{}`", c.database))
         .await?;
+    // CREATE USER only for an account that is missing: `CREATE USER IF NOT EXISTS` on one that
+    // exists logs a warning (MySQL's MY-010235) at every restart.
+    let existing = account_hosts(&mut conn, &c.user).await?;
     for host in ["localhost", "127.0.0.1"] {
         let who = format!("{}@{}", sql_str(&c.user), sql_str(host));
-        let pw = sql_str(&c.password);
+        let verb = if existing.iter().any(|h| h == host) {
+            "ALTER"
+        } else {
+            "CREATE"
+        };
         conn.query_drop(format!(
-            "CREATE USER IF NOT EXISTS {who} IDENTIFIED BY {pw}"
+            "{verb} USER {who} {}",
+            identified(auth, &c.password)
         ))
         .await?;
-        conn.query_drop(format!("ALTER USER {who} IDENTIFIED BY {pw}"))
-            .await?;
         conn.query_drop(format!(
             "GRANT ALL PRIVILEGES ON `{}`.* TO {who}",
             c.database
@@ -272,4 +283,21 @@ pub(super) async fn provision(mut conn: mysql_async::Conn, c: &Credentials) -> a
     }
     conn.disconnect().await?;
     Ok(())
+}
+
+/// The hosts of the accounts named `user`.
+async fn account_hosts(
+    conn: &mut mysql_async::Conn,
+    user: &str,
+) -> Result<Vec<String>, mysql_async::Error> {
+    conn.exec("SELECT Host FROM mysql.user WHERE User = ?", (user,))
+        .await
+}
+
+/// `IDENTIFIED [WITH plugin] BY 'password'`.
+fn identified(plugin: Option<&str>, password: &str) -> String {
+    match plugin {
+        Some(p) => format!("IDENTIFIED WITH {p} BY {}", sql_str(password)),
+        None => format!("IDENTIFIED BY {}", sql_str(password)),
+    }
 }

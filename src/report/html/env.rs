@@ -367,4 +367,58 @@ fn servers(out: &mut String, s: &SuiteResult) {
     }
     let h: Vec<&str> = header.iter().map(String::as_str).collect();
     table(out, &h, &rows);
+    server_effective(out, s);
+    server_io(out, s);
+}
+
+/// The servers' own values of the variables that shape I/O, side by side.
+fn server_effective(out: &mut String, s: &SuiteResult) {
+    let Some(t) = crate::report::server::effective_table(s) else {
+        return;
+    };
+    out.push_str(
+        "<h4>What each server ran with (<code>SHOW GLOBAL VARIABLES</code> after start)</h4>",
+    );
+    let mut header = vec!["".to_string()];
+    header.extend(t.targets.iter().map(|t| esc(&t.name)));
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|(name, cells)| {
+            let mut r = vec![format!("<code>{name}</code>")];
+            r.extend(cells.iter().map(|c| match c {
+                Some(v) => esc(v),
+                None => "<span class=\"meta\">no such variable</span>".into(),
+            }));
+            r
+        })
+        .collect();
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(out, &h, &rows);
+}
+
+/// How the server's InnoDB counters moved in each database phase.
+fn server_io(out: &mut String, s: &SuiteResult) {
+    let io = crate::report::server::io_rows(s);
+    if io.is_empty() {
+        return;
+    }
+    out.push_str("<h4>Server I/O per phase (InnoDB counters, after − before)</h4>");
+    let cols: Vec<String> = crate::report::server::io_columns()
+        .map(|c| format!("\u{1}{}", esc(c)))
+        .collect();
+    let mut header = vec!["Target", "Phase"];
+    header.extend(cols.iter().map(String::as_str));
+    let rows: Vec<Vec<String>> = io
+        .iter()
+        .map(|r| {
+            let mut row = vec![esc(r.target), esc(r.phase)];
+            row.extend(r.cells.iter().map(|c| {
+                c.as_deref()
+                    .map_or_else(|| "-".to_string(), |v| super::page::num(esc(v)))
+            }));
+            row
+        })
+        .collect();
+    table(out, &header, &rows);
 }
