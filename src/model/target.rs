@@ -25,6 +25,9 @@ pub struct ServerInfo {
     /// before they were recorded, or when the server could not be asked.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub effective: std::collections::BTreeMap<String, String>,
+    /// The most memory the server held over the run (its `VmHWM`, read right before the stop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
 }
 
 /// SMART around a target's phases.

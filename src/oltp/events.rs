@@ -13,7 +13,8 @@
 //! beyond the table.
 
 use super::rand::{Rng, UniqueSeq, C_TEMPLATE};
-use super::workload::{ascii, push_arg, run_sql, Arg, Session, Tally, Workload};
+use super::send::{ascii, push_arg, run_sql};
+use super::workload::{Arg, Session, Tally, Workload};
 use super::OltpConfig;
 use std::fmt::Write as _;
 

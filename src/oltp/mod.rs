@@ -29,6 +29,7 @@ mod prewarm;
 pub mod rand;
 mod run;
 mod script;
+mod send;
 mod shared;
 mod workload;
 

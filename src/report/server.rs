@@ -99,6 +99,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            peak_rss_bytes: None,
         });
         let mut p = PhaseResult::new("oltp-read_write-t4", None, PhaseStatus::Ok);
         p.server_io = Some(

@@ -314,6 +314,15 @@ fn server_section(w: &mut String, s: &SuiteResult) {
             let v = target.server.as_ref().expect("has a server");
             let _ = write!(w, " {:<14}", format!("{} {}", v.flavor, v.version));
         }
+        let _ = write!(w, "\n  {:<32}", "peak memory (VmHWM)");
+        for target in &t.targets {
+            let peak = target.server.as_ref().and_then(|v| v.peak_rss_bytes);
+            let _ = write!(
+                w,
+                " {:<14}",
+                peak.map_or("-".into(), crate::units::human_size)
+            );
+        }
         let _ = writeln!(w);
         for (name, cells) in &t.rows {
             let _ = write!(w, "  {name:<32}");

@@ -109,6 +109,14 @@ fn run_step(
             if !datadir.exists() {
                 return Ok(Outcome::Skipped("no server was provisioned".into()));
             }
+            let peak = mysqld::observe::peak_rss_bytes(&datadir);
+            if let (Some(peak), Some(server)) = (peak, target.server.as_mut()) {
+                server.peak_rss_bytes = Some(peak);
+                pr.notes.push(format!(
+                    "the server's peak memory (VmHWM): {}",
+                    crate::units::human_size(peak)
+                ));
+            }
             let out = block_on(mysqld::stop(&datadir, Duration::from_secs(300)))??;
             pr.notes.push(out.to_string());
             run.server = None;
@@ -231,6 +239,7 @@ fn mysqld_start(
                     Default::default()
                 }
             },
+            peak_rss_bytes: None,
         });
     }
     run.server = Some(client);

@@ -122,6 +122,21 @@ pub fn counter_deltas(
         .collect()
 }
 
+/// The most memory the server of `datadir` has held so far (its `VmHWM`, peak resident set),
+/// or `None` when it is not running or its status cannot be read.
+pub fn peak_rss_bytes(datadir: &std::path::Path) -> Option<u64> {
+    let pid = super::status(datadir).ok()?.pid?;
+    parse_vm_hwm(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
+/// `VmHWM` of a `/proc/PID/status` text, in bytes.
+pub fn parse_vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let mut words = line.split_whitespace();
+    let n: u64 = words.next()?.parse().ok()?;
+    (words.next()? == "kB").then_some(n * 1024)
+}
+
 /// Whether two spellings of a variable's value mean the same (`ON` and `1`, any case; `90`
 /// and MariaDB's `90.000000`).
 pub fn same_value(a: &str, b: &str) -> bool {
@@ -150,6 +165,13 @@ mod tests {
             [("a".into(), 25), ("b".into(), 1), ("d".into(), 3)].into();
         let d = counter_deltas(&before, &after);
         assert_eq!(d, [("a".to_string(), 15)].into());
+    }
+
+    #[test]
+    fn peak_memory_from_proc_status() {
+        let text = "Name:\tmysqld\nVmPeak:\t 10765432 kB\nVmHWM:\t  1234567 kB\nVmRSS:\t 1000 kB\n";
+        assert_eq!(parse_vm_hwm(text), Some(1_234_567 * 1024));
+        assert_eq!(parse_vm_hwm("Name:\tx\n"), None);
     }
 
     #[test]

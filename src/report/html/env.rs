@@ -356,6 +356,14 @@ fn servers(out: &mut String, s: &SuiteResult) {
         );
         r
     }];
+    if with.iter().any(|(_, f)| f.peak_rss_bytes.is_some()) {
+        let mut r = vec!["Peak memory (VmHWM)".to_string()];
+        r.extend(
+            with.iter()
+                .map(|(_, f)| or_unrecorded(f.peak_rss_bytes.map(crate::units::human_size))),
+        );
+        rows.push(r);
+    }
     let keys: Vec<&String> = with[0].1.settings.keys().collect();
     for k in keys {
         let mut r = vec![format!("<code>{}</code>", esc(k))];
