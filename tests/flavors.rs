@@ -357,7 +357,7 @@ fn the_quick_suite_on_a_directory_with_mysql() {
     for p in &t.phases {
         assert_eq!(p.status, PhaseStatus::Ok, "{}: {:?}", p.name, p.error);
     }
-    let server = t.server.as_ref().expect("the server is recorded");
+    let server = t.servers.first().expect("the server is recorded");
     assert_eq!(server.flavor, "MySQL");
     assert!(observe::same_value(
         &server.effective["innodb_flush_neighbors"],
@@ -383,6 +383,92 @@ fn the_quick_suite_on_a_directory_with_mysql() {
     assert!(summary.contains("Server I/O per phase"), "{summary}");
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("Server I/O per phase"));
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "work removed"
+    );
+}
+
+/// `[mysqld] flavors = ["mariadb", "mysql"]`: the database phases once per server on the same
+/// target, each named after its server, both servers recorded, every rendering showing both.
+#[test]
+fn one_target_two_servers_each_with_its_figures() {
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("scratch");
+    std::fs::create_dir(&target).unwrap();
+    let config = d.path().join("spindle.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mysqld]\nflavors = [\"mariadb\", \"mysql\"]\n[mysqld.binaries]\nmysql = \"{}\"\n",
+            mysql_server().display()
+        ),
+    )
+    .unwrap();
+    let out = d.path().join("bundle");
+    let profile = format!(
+        "{}/tests/fixtures/profiles/tiny.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = spindle(&[
+        "suite",
+        "--target",
+        target.to_str().unwrap(),
+        "--profile",
+        &profile,
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+    let r = SuiteResult::from_json(&text, "results.json").unwrap();
+    assert_eq!(r.status, RunStatus::Complete);
+    let t = &r.targets[0];
+    for p in &t.phases {
+        assert_eq!(p.status, PhaseStatus::Ok, "{}: {:?}", p.name, p.error);
+    }
+    let flavors: Vec<&str> = t.servers.iter().map(|v| v.flavor.as_str()).collect();
+    assert_eq!(flavors, ["MariaDB", "MySQL"]);
+    let names: Vec<&str> = t.phases.iter().map(|p| p.name.as_str()).collect();
+    let measured: Vec<&str> = t
+        .phases
+        .iter()
+        .filter(|p| p.result.is_some() && p.name.starts_with("oltp-"))
+        .map(|p| p.name.as_str())
+        .collect();
+    assert!(
+        measured.iter().any(|n| n.ends_with("-mariadb"))
+            && measured.iter().any(|n| n.ends_with("-mysql")),
+        "{names:?}"
+    );
+    for n in &measured {
+        let p = t.phases.iter().find(|p| p.name == *n).unwrap();
+        assert_eq!(
+            p.server.as_deref(),
+            n.rsplit('-').next(),
+            "{n} records its server"
+        );
+    }
+    // The fileio phases ran once, without a server's name.
+    assert!(names
+        .iter()
+        .filter(|n| n.starts_with("fileio"))
+        .all(|n| !n.ends_with("-mysql")));
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    for n in &measured {
+        assert!(summary.contains(n), "summary.txt lacks {n}");
+        assert!(page.contains(n), "report.html lacks {n}");
+        assert!(csv.contains(n), "results.csv lacks {n}");
+    }
+    assert!(summary.contains("scratch (MySQL)"), "{summary}");
+    assert!(page.contains("scratch (MariaDB)"));
+    let shown = assert_ok(&spindle(&["report", "show", out.to_str().unwrap()]));
+    assert!(measured.iter().all(|n| shown.contains(n)), "{shown}");
     assert_eq!(
         std::fs::read_dir(&target).unwrap().count(),
         0,

@@ -26,7 +26,7 @@ fn request(source: TargetSource, settings: &ApplianceSettings) -> RunRequest {
         source,
         policy: settings.config.disks.clone(),
         stick_disk: None,
-        server: Default::default(),
+        servers: vec![Default::default()],
         sample_interval: Duration::from_secs(5),
     }
 }

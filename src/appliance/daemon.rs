@@ -16,7 +16,7 @@ use crate::config::appliance::ApplianceSettings;
 use crate::config::profile::SuiteProfile;
 use crate::disk::{Disk, DiskPolicy};
 use crate::engine::Controller;
-use crate::run::{RunRequest, ServerOverrides};
+use crate::run::RunRequest;
 use crate::sink::{self, CopyReport, RunStore};
 use crate::status::Indicator;
 use crate::sys::System;
@@ -112,10 +112,7 @@ impl Daemon {
             source: target_source(&self.settings),
             policy: self.policy(),
             stick_disk: self.sticks.current.as_ref().map(|s| s.disk.clone()),
-            server: ServerOverrides {
-                mysqld: mysqld.binary.clone(),
-                flavor: mysqld.flavor,
-            },
+            servers: mysqld.servers()?,
             sample_interval: Duration::from_secs(5),
         })
     }

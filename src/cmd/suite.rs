@@ -9,7 +9,7 @@ use crate::disk::Naming;
 use crate::engine::Controller;
 use crate::model::Phase;
 use crate::model::{PhaseStatus, RunStatus};
-use crate::run::{RunRequest, ServerOverrides, SuiteObserver, TargetSource};
+use crate::run::{RunRequest, SuiteObserver, TargetSource};
 use crate::sys::{CommandRunner, SysRoot, System};
 use anyhow::bail;
 use std::io::IsTerminal;
@@ -100,10 +100,7 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         source: source(&args)?,
         policy: config.disks.clone(),
         stick_disk: None,
-        server: ServerOverrides {
-            mysqld: config.mysqld.binary.clone(),
-            flavor: config.mysqld.flavor,
-        },
+        servers: config.mysqld.servers()?,
         sample_interval: Duration::from_secs(5),
     };
     if args.dry_run {
@@ -252,10 +249,10 @@ pub fn describe_plan(req: &RunRequest, plan: &crate::run::targets::DiskPlan) -> 
             let _ = writeln!(w, "  {} ({}): {}", s.device, s.id, s.reason);
         }
     }
-    let phases = crate::run::plan::phases(p);
+    let phases = crate::run::plan::steps(p, &req.servers);
     let secs: Vec<u64> = phases
         .iter()
-        .map(|ph| crate::run::plan::estimate_s(ph, p))
+        .map(|st| crate::run::plan::estimate_s(&st.phase, p))
         .collect();
     let total: u64 = secs.iter().sum();
     let _ = writeln!(

@@ -46,6 +46,70 @@ pub struct MysqldSection {
     /// `mariadb`, `mysql` or `percona`; empty or absent = detect.
     #[serde(deserialize_with = "unless_empty")]
     pub flavor: Option<Flavor>,
+    /// Several servers on every target: the database phases run once per flavor, in this
+    /// order (`["mariadb", "mysql"]`); empty = the one server of `binary`/`flavor`.
+    pub flavors: Vec<Flavor>,
+    /// `[mysqld.binaries]`: the server program of a flavor in `flavors` (`mysql =
+    /// "/opt/spindle-mysql/…/mysqld"`); a flavor without one is found in PATH.
+    pub binaries: std::collections::BTreeMap<String, std::path::PathBuf>,
+}
+
+/// One server a suite runs its database phases on: its program and flavor when given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerChoice {
+    /// The server program; `None` = mariadbd/mysqld from PATH.
+    pub mysqld: Option<std::path::PathBuf>,
+    /// The flavor: forced for one server, the server's name when there are several.
+    pub flavor: Option<Flavor>,
+}
+
+impl MysqldSection {
+    /// The servers a suite runs on, in order: one per entry of `flavors`, else the one of
+    /// `binary` and `flavor`. Errors name the key.
+    pub fn servers(&self) -> anyhow::Result<Vec<ServerChoice>> {
+        for key in self.binaries.keys() {
+            let flavor: Flavor = key
+                .parse()
+                .map_err(|e| anyhow::anyhow!("[mysqld.binaries] {key}: {e}"))?;
+            if !self.flavors.contains(&flavor) {
+                anyhow::bail!(
+                    "[mysqld.binaries] {key}: not one of flavors = {:?}: add it there or remove the line",
+                    self.flavor_names()
+                );
+            }
+        }
+        if self.flavors.is_empty() {
+            return Ok(vec![ServerChoice {
+                mysqld: self.binary.clone(),
+                flavor: self.flavor,
+            }]);
+        }
+        let mut out: Vec<ServerChoice> = Vec::new();
+        for &f in &self.flavors {
+            if out.iter().any(|c| c.flavor == Some(f)) {
+                anyhow::bail!("[mysqld] flavors names {f} twice: one run per flavor");
+            }
+            let given = self
+                .binaries
+                .iter()
+                .find(|(k, _)| k.parse::<Flavor>().ok() == Some(f))
+                .map(|(_, p)| p.clone());
+            let mysqld = given.or_else(|| {
+                (self.flavor == Some(f) || self.flavor.is_none() && self.flavors.len() == 1)
+                    .then(|| self.binary.clone())
+                    .flatten()
+            });
+            out.push(ServerChoice {
+                mysqld,
+                flavor: Some(f),
+            });
+        }
+        Ok(out)
+    }
+
+    fn flavor_names(&self) -> Vec<String> {
+        self.flavors.iter().map(|f| f.key().to_string()).collect()
+    }
 }
 
 /// A string key whose empty value means "not set" (as `config/spindle.toml` writes them),
@@ -90,6 +154,56 @@ mod tests {
         )
         .unwrap();
         assert_eq!(all, crate::config::appliance::ApplianceSettings::default());
+    }
+
+    #[test]
+    fn several_flavors_each_with_its_program() {
+        let c = SpindleConfig::parse(
+            "[mysqld]\nflavors = [\"mariadb\", \"mysql\"]\n[mysqld.binaries]\nmysql = \"/opt/m/mysqld\"\n",
+            "x.toml",
+        )
+        .unwrap();
+        let s = c.mysqld.servers().unwrap();
+        assert_eq!(
+            s,
+            [
+                ServerChoice {
+                    mysqld: None,
+                    flavor: Some(Flavor::MariaDb)
+                },
+                ServerChoice {
+                    mysqld: Some("/opt/m/mysqld".into()),
+                    flavor: Some(Flavor::MySql)
+                }
+            ]
+        );
+        // The one-server keys as before.
+        let c = SpindleConfig::parse("[mysqld]\nbinary = \"/x/mysqld\"\n", "x.toml").unwrap();
+        assert_eq!(
+            c.mysqld.servers().unwrap(),
+            [ServerChoice {
+                mysqld: Some("/x/mysqld".into()),
+                flavor: None
+            }]
+        );
+        for (text, says) in [
+            ("flavors = [\"oracle\"]", "oracle"),
+            ("flavors = [\"mysql\", \"mysql\"]", "twice"),
+            (
+                "flavors = [\"mysql\"]\n[mysqld.binaries]\nmariadb = \"/m\"",
+                "[mysqld.binaries] mariadb",
+            ),
+            (
+                "flavors = [\"mysql\"]\n[mysqld.binaries]\ndb2 = \"/m\"",
+                "db2",
+            ),
+        ] {
+            let e = SpindleConfig::parse(&format!("[mysqld]\n{text}\n"), "x.toml")
+                .and_then(|c| c.mysqld.servers().map(|_| ()))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
     }
 
     #[test]

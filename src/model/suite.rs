@@ -18,7 +18,7 @@ use crate::sys::HostInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the suite document layout.
-pub const SUITE_SCHEMA_VERSION: u32 = 3;
+pub const SUITE_SCHEMA_VERSION: u32 = 4;
 
 /// The profile a run used, as written.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -68,7 +68,7 @@ impl SuiteResult {
         serde_json::to_string_pretty(self).expect("suite result serialises")
     }
 
-    /// Reads a `results.json` (schema 1 or 2); `origin` names it in errors.
+    /// Reads a `results.json` (schema 1 to 4); `origin` names it in errors.
     pub fn from_json(text: &str, origin: &str) -> anyhow::Result<Self> {
         let mut v: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| anyhow::anyhow!("'{origin}' is not a JSON results document: {e}"))?;
@@ -90,6 +90,9 @@ impl SuiteResult {
             upgrade_v1(&mut v);
         }
         upgrade_results(&mut v);
+        if ver < 4 {
+            upgrade_v3(&mut v);
+        }
         let mut s: SuiteResult = serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("'{origin}': malformed suite results document: {e}"))?;
         if ver < 3 {
@@ -168,6 +171,25 @@ pub fn estimated_data_bytes(options: &TestOptions) -> Option<u64> {
         TestOptions::Oltp(c) => Some(crate::oltp::estimated_data_bytes(c.tables, c.table_size)),
         TestOptions::Tpcc(c) => Some(crate::tpcc::estimated_data_bytes(c.warehouses)),
         TestOptions::Fileio(_) => None,
+    }
+}
+
+/// Schema 3 → 4: a target's one `server` becomes the list `servers` (a suite may run several).
+fn upgrade_v3(v: &mut serde_json::Value) {
+    for t in v
+        .get_mut("targets")
+        .and_then(|t| t.as_array_mut())
+        .into_iter()
+        .flatten()
+    {
+        if let Some(obj) = t.as_object_mut() {
+            match obj.remove("server") {
+                Some(server) if !server.is_null() => {
+                    obj.insert("servers".into(), serde_json::Value::Array(vec![server]));
+                }
+                _ => {}
+            }
+        }
     }
 }
 
@@ -327,6 +349,26 @@ mod tests {
         );
         let e = SuiteResult::from_json("[1,2", "bad.json").unwrap_err();
         assert!(e.to_string().contains("bad.json"), "{e}");
+    }
+
+    #[test]
+    fn a_schema_3_server_becomes_the_one_of_servers() {
+        let s = tests_support::two_disk_suite();
+        let mut v = serde_json::to_value(&s).unwrap();
+        v["schema_version"] = 3.into();
+        let t = v["targets"][0].as_object_mut().unwrap();
+        t.remove("servers");
+        t.insert(
+            "server".into(),
+            serde_json::json!({"flavor": "MariaDB", "version": "10.11.6",
+                "settings": {"innodb_buffer_pool_size": "64M"}}),
+        );
+        v["targets"][1]["server"] = serde_json::Value::Null;
+        let back = SuiteResult::from_json(&v.to_string(), "old/results.json").unwrap();
+        assert_eq!(back.targets[0].servers.len(), 1);
+        assert_eq!(back.targets[0].servers[0].flavor, "MariaDB");
+        assert_eq!(back.targets[0].buffer_pool_bytes(), Some(64 << 20));
+        assert!(back.targets[1].servers.is_empty());
     }
 
     #[test]

@@ -130,8 +130,10 @@ pub struct TargetResult {
     /// The filesystem the work happened on (absent in bundles before schema 3).
     #[serde(default)]
     pub filesystem: Option<FilesystemRecord>,
-    #[serde(default)]
-    pub server: Option<ServerInfo>,
+    /// The servers its database phases ran on, in order: one, or one per flavor of
+    /// `[mysqld] flavors` (schema 3 bundles' `server` is read as the one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerInfo>,
     pub state_before: Option<SystemState>,
     pub state_after: Option<SystemState>,
     /// The disk's SMART before and after its phases (disks only), and what the run cost it.
@@ -179,6 +181,10 @@ pub struct PhaseResult {
     /// phase (`SHOW GLOBAL STATUS` before and after: pages written, fsyncs, redo bytes, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_io: Option<std::collections::BTreeMap<String, u64>>,
+    /// The flavor (`mariadb`, `mysql`, `percona`) of the server a database phase ran on, when
+    /// the suite ran several (`[mysqld] flavors`); the phase's name ends with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 impl PhaseResult {
@@ -197,6 +203,7 @@ impl PhaseResult {
             result: None,
             tpcc_check: None,
             server_io: None,
+            server: None,
         }
     }
 }
@@ -213,7 +220,7 @@ impl TargetResult {
             preparation: vec![],
             reused: None,
             filesystem: None,
-            server: None,
+            servers: vec![],
             state_before: None,
             state_after: None,
             smart: None,
@@ -237,9 +244,10 @@ impl TargetResult {
             .collect()
     }
 
-    /// The InnoDB buffer pool size in bytes the target's server ran with.
+    /// The InnoDB buffer pool size in bytes the target's server ran with (the profile's: the
+    /// same for every server of a target).
     pub fn buffer_pool_bytes(&self) -> Option<u64> {
-        self.server.as_ref()?.buffer_pool_bytes()
+        self.servers.first()?.buffer_pool_bytes()
     }
 }
 

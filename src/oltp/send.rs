@@ -2,7 +2,7 @@
 //! it, as text, as sysbench's MySQL driver falls back), executed through the connection's wire
 //! (`db::wire`) or mysql_async, and the values inlined into SQL text for the text protocol.
 
-use super::workload::Arg;
+use crate::db::Param as Arg;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Statement, Value};
 use std::fmt::Write as _;

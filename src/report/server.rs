@@ -2,45 +2,58 @@
 //! effective I/O variables side by side (what the server ran with, its flavor's defaults
 //! included), and how its InnoDB counters moved in each database phase.
 
-use crate::model::{SuiteResult, TargetResult};
+use crate::model::{ServerInfo, SuiteResult, TargetResult};
 use crate::provision::mysqld::observe::{HEADLINE_COUNTERS, IO_VARIABLES};
 
-/// Rows of the effective-variables table: the variable, then one cell per target with a server
-/// (`None`: that server has no such variable, or it was not recorded). Only variables at least
-/// one target recorded, in [`IO_VARIABLES`]' order.
+/// Every server of every target, in run order, with its column heading: the target's name, and
+/// the flavor after it when the target ran several servers (`ssd (MySQL)`).
+pub fn server_columns(s: &SuiteResult) -> Vec<(String, &TargetResult, &ServerInfo)> {
+    s.targets
+        .iter()
+        .flat_map(|t| {
+            t.servers.iter().map(move |v| {
+                let heading = if t.servers.len() > 1 {
+                    format!("{} ({})", t.name, v.flavor)
+                } else {
+                    t.name.clone()
+                };
+                (heading, t, v)
+            })
+        })
+        .collect()
+}
+
+/// Rows of the effective-variables table: the variable, then one cell per server of
+/// [`server_columns`] that recorded any (`None`: that server has no such variable). Only
+/// variables at least one server recorded, in [`IO_VARIABLES`]' order.
 pub struct EffectiveTable<'a> {
-    /// The targets that ran a server, in run order.
-    pub targets: Vec<&'a TargetResult>,
+    /// The servers' column headings and records, in run order.
+    pub columns: Vec<(String, &'a ServerInfo)>,
     pub rows: Vec<(&'static str, Vec<Option<&'a str>>)>,
 }
 
-/// The effective-variables table, or `None` when no target recorded any.
+/// The effective-variables table, or `None` when no server recorded any.
 pub fn effective_table(s: &SuiteResult) -> Option<EffectiveTable<'_>> {
-    let targets: Vec<&TargetResult> = s
-        .targets
-        .iter()
-        .filter(|t| t.server.as_ref().is_some_and(|v| !v.effective.is_empty()))
+    let columns: Vec<(String, &ServerInfo)> = server_columns(s)
+        .into_iter()
+        .filter(|(_, _, v)| !v.effective.is_empty())
+        .map(|(h, _, v)| (h, v))
         .collect();
-    if targets.is_empty() {
+    if columns.is_empty() {
         return None;
     }
     let rows = IO_VARIABLES
         .iter()
         .map(|&name| {
-            let cells = targets
+            let cells = columns
                 .iter()
-                .map(|t| {
-                    t.server
-                        .as_ref()
-                        .and_then(|v| v.effective.get(name))
-                        .map(String::as_str)
-                })
+                .map(|(_, v)| v.effective.get(name).map(String::as_str))
                 .collect::<Vec<_>>();
             (name, cells)
         })
         .filter(|(_, cells)| cells.iter().any(Option::is_some))
         .collect();
-    Some(EffectiveTable { targets, rows })
+    Some(EffectiveTable { columns, rows })
 }
 
 /// One database phase's server I/O: target, phase, then the [`HEADLINE_COUNTERS`]' deltas as
@@ -91,7 +104,7 @@ mod tests {
 
     fn target(name: &str, flavor: &str, vars: &[(&str, &str)]) -> TargetResult {
         let mut t = TargetResult::new(name, "/x", TargetKind::Directory, "");
-        t.server = Some(ServerInfo {
+        t.servers.push(ServerInfo {
             flavor: flavor.into(),
             version: "1.0".into(),
             settings: Default::default(),
@@ -146,7 +159,8 @@ mod tests {
             ],
         };
         let t = effective_table(&s).unwrap();
-        assert_eq!(t.targets.len(), 2);
+        assert_eq!(t.columns.len(), 2);
+        assert_eq!(t.columns[1].0, "b");
         let names: Vec<&str> = t.rows.iter().map(|r| r.0).collect();
         assert_eq!(
             names,

@@ -306,28 +306,25 @@ fn server_section(w: &mut String, s: &SuiteResult) {
             "\nDatabase server, effective values (SHOW GLOBAL VARIABLES after start):"
         );
         let _ = write!(w, "  {:<32}", "");
-        for target in &t.targets {
-            let _ = write!(w, " {:<14}", target.name);
+        for (heading, _) in &t.columns {
+            let _ = write!(w, " {heading:<16}");
         }
         let _ = write!(w, "\n  {:<32}", "server");
-        for target in &t.targets {
-            let v = target.server.as_ref().expect("has a server");
-            let _ = write!(w, " {:<14}", format!("{} {}", v.flavor, v.version));
+        for (_, v) in &t.columns {
+            let _ = write!(w, " {:<16}", format!("{} {}", v.flavor, v.version));
         }
         let _ = write!(w, "\n  {:<32}", "peak memory (VmHWM)");
-        for target in &t.targets {
-            let peak = target.server.as_ref().and_then(|v| v.peak_rss_bytes);
-            let _ = write!(
-                w,
-                " {:<14}",
-                peak.map_or("-".into(), crate::units::human_size)
-            );
+        for (_, v) in &t.columns {
+            let peak = v
+                .peak_rss_bytes
+                .map_or("-".into(), crate::units::human_size);
+            let _ = write!(w, " {peak:<16}");
         }
         let _ = writeln!(w);
         for (name, cells) in &t.rows {
             let _ = write!(w, "  {name:<32}");
             for c in cells {
-                let _ = write!(w, " {:<14}", c.unwrap_or("-"));
+                let _ = write!(w, " {:<16}", c.unwrap_or("-"));
             }
             let _ = writeln!(w);
         }

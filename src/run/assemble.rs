@@ -3,7 +3,7 @@
 //! them, run the suite, release them. The callers only turn their settings into a
 //! [`RunRequest`] and the [`SuiteResult`] into an exit code or an LED pattern.
 
-use super::options::{ServerOverrides, SuiteObserver, SuiteOptions};
+use super::options::{ServerChoice, SuiteObserver, SuiteOptions};
 use super::suite::run_suite;
 use super::targets::{
     directory_targets, plan_disks, prepare_disks, release_disks, DiskPlan, PreparedDisks,
@@ -33,7 +33,8 @@ pub struct RunRequest {
     pub policy: DiskPolicy,
     /// Kernel name of the results stick's disk (never a target).
     pub stick_disk: Option<String>,
-    pub server: ServerOverrides,
+    /// The servers the database phases run on (at least one).
+    pub servers: Vec<ServerChoice>,
     /// Seconds between temperature/throttling samples.
     pub sample_interval: Duration,
 }
@@ -102,7 +103,7 @@ pub fn execute(
         out_dir: req.out_dir.clone(),
         run_id: req.run_id.clone(),
         sys: sys.clone(),
-        server: req.server.clone(),
+        servers: req.servers.clone(),
         sample_interval: req.sample_interval,
     };
     let result = run_suite(&opts, observer, controller);
@@ -158,7 +159,7 @@ mod tests {
             },
             policy: loop_policy(),
             stick_disk: None,
-            server: ServerOverrides::default(),
+            servers: vec![ServerChoice::default()],
             sample_interval: Duration::from_secs(5),
         }
     }

@@ -25,5 +25,5 @@ pub mod targets;
 mod tpcc;
 
 pub use assemble::{execute, RunError, RunRequest};
-pub use options::{QuietObserver, ServerOverrides, SuiteObserver, SuiteOptions};
+pub use options::{QuietObserver, ServerChoice, SuiteObserver, SuiteOptions};
 pub use targets::TargetSource;

@@ -5,7 +5,6 @@ use super::targets::TargetSpec;
 use crate::config::profile::SuiteProfile;
 use crate::model::Phase;
 use crate::model::{PhaseStatus, Skipped};
-use crate::provision::mysqld::Flavor;
 use crate::sys::System;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -30,12 +29,7 @@ pub trait SuiteObserver: Sync {
 pub struct QuietObserver;
 impl SuiteObserver for QuietObserver {}
 
-/// Which server program to use, when not the one found in PATH.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ServerOverrides {
-    pub mysqld: Option<PathBuf>,
-    pub flavor: Option<Flavor>,
-}
+pub use crate::config::spindle::ServerChoice;
 
 /// Everything a suite run needs.
 #[derive(Clone, Debug)]
@@ -51,7 +45,8 @@ pub struct SuiteOptions {
     /// Where system state (temperature, throttling, kernel log) is read and how commands
     /// (smartctl) run.
     pub sys: System,
-    pub server: ServerOverrides,
+    /// The servers the database phases run on, once each, in order (at least one).
+    pub servers: Vec<ServerChoice>,
     /// Seconds between temperature/throttling samples.
     pub sample_interval: Duration,
 }

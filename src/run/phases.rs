@@ -105,12 +105,12 @@ fn run_step(
         Phase::TpccCheck => super::tpcc::check(ctx, run),
         Phase::TpccCleanup => super::tpcc::cleanup(ctx, run),
         Phase::MysqldStop => {
-            let datadir = run.work.join("mysql");
+            let datadir = run.datadir();
             if !datadir.exists() {
                 return Ok(Outcome::Skipped("no server was provisioned".into()));
             }
             let peak = mysqld::observe::peak_rss_bytes(&datadir);
-            if let (Some(peak), Some(server)) = (peak, target.server.as_mut()) {
+            if let (Some(peak), Some(server)) = (peak, target.servers.last_mut()) {
                 server.peak_rss_bytes = Some(peak);
                 pr.notes.push(format!(
                     "the server's peak memory (VmHWM): {}",
@@ -211,7 +211,11 @@ fn mysqld_start(
     pr: &mut PhaseResult,
     target: &mut TargetResult,
 ) -> anyhow::Result<Outcome> {
-    let spec = server_spec(ctx, &run.work);
+    let spec = server_spec(ctx, run);
+    // A new server (the next of several) starts with no tables of the last one's.
+    run.oltp_tables = None;
+    run.tpcc_loaded = false;
+    run.regime_skipped = None;
     mysqld::init(&spec)?;
     let client = block_on(mysqld::start(&spec))??;
     // Where the server listened is for the phase's log, not the report (it is gone after).
@@ -223,7 +227,7 @@ fn mysqld_start(
         let cnf = std::fs::read_to_string(&st.config)
             .map(|t| mysqld::config::parse_cnf_section(&t, "mysqld"))
             .unwrap_or_default();
-        target.server = Some(ServerInfo {
+        target.servers.push(ServerInfo {
             flavor: st.flavor.to_string(),
             version: st.version.clone(),
             settings: cnf
@@ -285,10 +289,10 @@ fn oltp_run(
     pr.caches_dropped = Some(crate::sys::drop_caches());
     let m = oltp::run(&cfg, ctx.controller, ctx.chatter)?;
     let mut r = BenchResult::new(TestOptions::Oltp(Box::new(cfg)), m);
-    if r.error.is_none() && !server_alive(&run.work) {
+    if r.error.is_none() && !server_alive(&run.datadir()) {
         // The engine may have spent the end of the run trying to reconnect; a server that is
         // gone makes the numbers partial whatever the engine saw.
-        r.error = Some(server_stopped_error(&run.work));
+        r.error = Some(server_stopped_error(&run.datadir()));
     }
     Ok(Outcome::Done(Some(Box::new(r))))
 }

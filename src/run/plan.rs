@@ -2,11 +2,55 @@
 //! so it is unit-tested and shown to the user (`spindle suite --dry-run`) before anything runs.
 
 use crate::config::profile::SuiteProfile;
+use crate::config::spindle::ServerChoice;
 use crate::fileio::IoMode;
 use crate::model::{Phase, Queue, Regime, When};
 use crate::oltp::Workload;
 
-/// The phases for one target, in order.
+/// One step of a target's plan: a phase, and the server it runs on when the suite runs its
+/// database phases on several (`[mysqld] flavors`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub phase: Phase,
+    pub server: Option<crate::provision::mysqld::Flavor>,
+}
+
+impl Step {
+    /// The phase's name, with the server's flavor after it when there are several servers
+    /// (`oltp-read_write-t4-mysql`): also the name of its result and of its text file.
+    pub fn name(&self) -> String {
+        match self.server {
+            Some(f) => format!("{}-{}", self.phase.name(), f.key()),
+            None => self.phase.name(),
+        }
+    }
+}
+
+/// The steps for one target: [`phases`], with the database block (the server's start to its
+/// stop) once per server, in order, when `servers` holds several.
+pub fn steps(profile: &SuiteProfile, servers: &[ServerChoice]) -> Vec<Step> {
+    let phases = phases(profile);
+    let step = |phase: &Phase| Step {
+        phase: *phase,
+        server: None,
+    };
+    let start = phases.iter().position(|p| *p == Phase::MysqldStart);
+    let stop = phases.iter().position(|p| *p == Phase::MysqldStop);
+    let (Some(a), Some(b), true) = (start, stop, servers.len() > 1) else {
+        return phases.iter().map(step).collect();
+    };
+    let mut v: Vec<Step> = phases[..a].iter().map(step).collect();
+    for server in servers {
+        v.extend(phases[a..=b].iter().map(|&phase| Step {
+            phase,
+            server: server.flavor,
+        }));
+    }
+    v.extend(phases[b + 1..].iter().map(step));
+    v
+}
+
+/// The phases for one target, in order (with one server).
 pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
     let mut v = vec![Phase::SystemState { when: When::Before }];
     for (set, f) in profile.fileio.iter().enumerate() {
@@ -169,6 +213,39 @@ pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_servers_repeat_the_database_block_named_after_each() {
+        use crate::provision::mysqld::Flavor;
+        let p = SuiteProfile::load("quick").unwrap();
+        let one = steps(&p, &[ServerChoice::default()]);
+        assert_eq!(
+            one.iter().map(Step::name).collect::<Vec<_>>(),
+            phases(&p).iter().map(Phase::name).collect::<Vec<_>>()
+        );
+        let two = [Flavor::MariaDb, Flavor::MySql].map(|f| ServerChoice {
+            mysqld: None,
+            flavor: Some(f),
+        });
+        let names: Vec<String> = steps(&p, &two).iter().map(Step::name).collect();
+        let db =
+            |n: &String| n.starts_with("mysqld") || n.starts_with("oltp") || n.starts_with("tpcc");
+        let fileio = names.iter().filter(|n| n.starts_with("fileio")).count();
+        assert_eq!(
+            fileio,
+            phases(&p)
+                .iter()
+                .filter(|ph| ph.name().starts_with("fileio"))
+                .count()
+        );
+        let db_one = one.iter().map(Step::name).filter(db).count();
+        assert_eq!(names.iter().filter(|n| db(n)).count(), 2 * db_one);
+        let start = |s: &str| names.iter().position(|n| n == s).unwrap();
+        assert!(start("mysqld-stop-mariadb") < start("mysqld-start-mysql"));
+        assert!(names.contains(&"oltp-read_write-t4-mysql".to_string()));
+        assert!(names.contains(&"tpcc-w1-c4-mariadb".to_string()));
+        assert_eq!(names.last().unwrap(), "system-state-after");
+    }
 
     #[test]
     fn quick_plan_order() {

@@ -36,10 +36,7 @@ fn pool_for(ctx: &Ctx<'_>, run: &TargetRun, regime: Regime) -> Result<(u64, Stri
         )),
         (Regime::CpuBound, CpuBoundPool::Bytes(b)) => Ok((b, "oltp.regimes.cpu_bound".into())),
         (Regime::CpuBound, CpuBoundPool::Auto) => {
-            let db = run
-                .server
-                .as_ref()
-                .map(|c| run.work.join("mysql").join(&c.database));
+            let db = run.server.as_ref().map(|c| run.datadir().join(&c.database));
             let data = db
                 .as_deref()
                 .and_then(table_files_bytes)
@@ -61,7 +58,7 @@ pub(super) fn restart(
     regime: Option<Regime>,
     pr: &mut PhaseResult,
 ) -> anyhow::Result<Outcome> {
-    let datadir = run.work.join("mysql");
+    let datadir = run.datadir();
     if run.buffer_pool == 0 || mysqld::status(&datadir).is_err() {
         return Ok(Outcome::Skipped("no server was provisioned".into()));
     }
@@ -85,7 +82,7 @@ pub(super) fn restart(
         &crate::units::my_cnf_size(pool),
     )?;
     pr.caches_dropped = Some(crate::sys::drop_caches());
-    let client = block_on(mysqld::start(&server_spec(ctx, &run.work)))??;
+    let client = block_on(mysqld::start(&server_spec(ctx, run)))??;
     run.server = Some(client);
     run.buffer_pool = pool;
     pr.notes.push(format!(

@@ -10,7 +10,7 @@
 
 use super::options::{SuiteObserver, SuiteOptions};
 use super::phases;
-use super::plan::{estimate_s, phases as plan_phases};
+use super::plan::{estimate_s, steps as plan_steps, Step};
 use super::sampler::Sampler;
 use super::target_run::{Chatter, Outcome, TargetRun};
 use super::targets::TargetSpec;
@@ -40,7 +40,7 @@ pub fn run_suite(
             opts.out_dir.display()
         )
     })?;
-    let plan = plan_phases(&opts.profile);
+    let plan = plan_steps(&opts.profile, &opts.servers);
     let mut result = SuiteResult {
         schema_version: SUITE_SCHEMA_VERSION,
         tool: ToolInfo::spindle("1.0"),
@@ -104,8 +104,11 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(plan: &[Phase], opts: &SuiteOptions) -> Self {
-        let est: Vec<u64> = plan.iter().map(|p| estimate_s(p, &opts.profile)).collect();
+    fn new(plan: &[Step], opts: &SuiteOptions) -> Self {
+        let est: Vec<u64> = plan
+            .iter()
+            .map(|s| estimate_s(&s.phase, &opts.profile))
+            .collect();
         let est_left = est.iter().sum::<u64>() * opts.targets.len() as u64;
         Progress {
             done: 0,
@@ -133,7 +136,7 @@ fn new_target(spec: &TargetSpec) -> TargetResult {
 /// Runs every phase on target `ti` of `result`.
 fn run_target(
     opts: &SuiteOptions,
-    plan: &[Phase],
+    plan: &[Step],
     result: &mut SuiteResult,
     ti: usize,
     progress: &mut Progress,
@@ -161,10 +164,10 @@ fn run_target(
     let mut run = TargetRun::new(work, opts.profile.fileio.len());
     // Set when the target disk went away: the rest of its phases are skipped with the reason.
     let mut gone: Option<String> = None;
-    for (pi, phase) in plan.iter().enumerate() {
+    for (pi, step) in plan.iter().enumerate() {
         observer.phase_started(
             &name,
-            phase,
+            &step.phase,
             progress.done + 1,
             progress.total,
             progress.est_left,
@@ -173,14 +176,14 @@ fn run_target(
         // saves the previous phase's result, so every bundle saved while the target's phases
         // run names exactly one running phase (one write per phase, not two).
         let started_s = t0.elapsed().as_secs_f64();
-        let mut pr = new_phase(&phase.name(), Some(*phase), started_s);
+        let mut pr = new_step(step, started_s);
         pr.status = PhaseStatus::Running;
         result.targets[ti].phases.push(pr);
         write_bundle(&opts.out_dir, result)?;
         let chatter = Chatter::default();
         let mut pr = match &gone {
-            Some(why) if *phase != Phase::MysqldStop => {
-                let mut pr = new_phase(&phase.name(), Some(*phase), started_s);
+            Some(why) if step.phase != Phase::MysqldStop => {
+                let mut pr = new_step(step, started_s);
                 pr.status = PhaseStatus::Skipped;
                 pr.error = Some(why.clone());
                 pr
@@ -188,7 +191,7 @@ fn run_target(
             _ => execute_phase(
                 opts,
                 &mut run,
-                phase,
+                step,
                 &mut result.targets[ti],
                 &chatter,
                 controller,
@@ -196,7 +199,7 @@ fn run_target(
         };
         pr.start_s = Some(started_s);
         if pr.status == PhaseStatus::Failed && gone.is_none() {
-            if let Some(why) = disk_gone(opts, &result.targets[ti], phase) {
+            if let Some(why) = disk_gone(opts, &result.targets[ti], &step.phase) {
                 pr.error = Some(format!("{why} ({})", pr.error.as_deref().unwrap_or("")));
                 gone = Some(why);
             }
@@ -209,7 +212,7 @@ fn run_target(
                 pr.error.as_deref().unwrap_or("")
             ));
         }
-        observer.phase_finished(&name, phase, pr.status);
+        observer.phase_finished(&name, &step.phase, pr.status);
         *result.targets[ti]
             .phases
             .last_mut()
@@ -229,6 +232,14 @@ fn run_target(
         }
     }
     write_bundle(&opts.out_dir, result)
+}
+
+/// The result of a step not yet run, named after it (and its server).
+fn new_step(step: &Step, started_s: f64) -> PhaseResult {
+    PhaseResult {
+        server: step.server.map(|f| f.key().to_string()),
+        ..new_phase(&step.name(), Some(step.phase), started_s)
+    }
 }
 
 /// A phase result not yet run.
@@ -291,13 +302,15 @@ impl DiskWatch {
 fn execute_phase(
     opts: &SuiteOptions,
     run: &mut TargetRun,
-    phase: &Phase,
+    step: &Step,
     target: &mut TargetResult,
     chatter: &Chatter,
     controller: &Controller,
 ) -> PhaseResult {
     let t0 = Instant::now();
-    let mut pr = new_phase(&phase.name(), Some(*phase), 0.0);
+    let phase = &step.phase;
+    run.server_label = step.server;
+    let mut pr = new_step(step, 0.0);
     if controller.stop_requested() && !phase.is_cleanup() {
         pr.status = PhaseStatus::Aborted;
         pr.error = Some("the run was stopped".into());
@@ -478,7 +491,7 @@ fn open_work_dir(dir: &Path) -> anyhow::Result<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::options::ServerOverrides;
+    use super::super::options::ServerChoice;
     use super::*;
     use crate::config::profile::SuiteProfile;
     use crate::sys::System;
@@ -533,7 +546,7 @@ mod tests {
             out_dir: d.path().join("out"),
             run_id: "r".into(),
             sys: System::host(),
-            server: ServerOverrides::default(),
+            servers: vec![ServerChoice::default()],
             sample_interval: Duration::from_secs(5),
         };
         let watch = BundleWatch {
@@ -585,7 +598,7 @@ mod tests {
             out_dir: tree.path().join("out"),
             run_id: "r".into(),
             sys,
-            server: ServerOverrides::default(),
+            servers: vec![ServerChoice::default()],
             sample_interval: Duration::from_secs(5),
         };
         let phase = Phase::OltpRun {

@@ -28,6 +28,8 @@ pub struct TargetRun {
     pub(super) oltp_tables: Option<DataSet>,
     /// The TPC-C warehouses are loaded.
     pub(super) tpcc_loaded: bool,
+    /// The flavor of the server the current step runs on, when the suite runs several.
+    pub(super) server_label: Option<mysqld::Flavor>,
 }
 
 /// One OLTP data set: which workload it was prepared before, which ran on it since.
@@ -65,6 +67,16 @@ impl TargetRun {
             regime_skipped: None,
             oltp_tables: None,
             tpcc_loaded: false,
+            server_label: None,
+        }
+    }
+
+    /// The datadir of the server the current step runs on: `mysql` in the work directory, or
+    /// `mysql-<flavor>` when the suite runs several servers.
+    pub fn datadir(&self) -> PathBuf {
+        match self.server_label {
+            Some(f) => self.work.join(format!("mysql-{}", f.key())),
+            None => self.work.join("mysql"),
         }
     }
 }
@@ -121,11 +133,20 @@ pub(super) fn ram_bytes() -> u64 {
     crate::sys::HostInfo::collect().ram_bytes
 }
 
-pub(super) fn server_spec(ctx: &Ctx<'_>, work: &Path) -> mysqld::ServerSpec {
+/// The spec of the server the current step runs on: the suite's only one, or the one of its
+/// flavor.
+pub(super) fn server_spec(ctx: &Ctx<'_>, run: &TargetRun) -> mysqld::ServerSpec {
+    let servers = &ctx.opts.servers;
+    let choice = servers
+        .iter()
+        .find(|c| run.server_label.is_some() && c.flavor == run.server_label)
+        .or(servers.first())
+        .cloned()
+        .unwrap_or_default();
     mysqld::ServerSpec {
-        datadir: work.join("mysql"),
-        flavor: ctx.opts.server.flavor,
-        mysqld: ctx.opts.server.mysqld.clone(),
+        datadir: run.datadir(),
+        flavor: choice.flavor,
+        mysqld: choice.mysqld,
         settings: ctx.opts.profile.mysqld.clone(),
         ..Default::default()
     }
@@ -136,7 +157,7 @@ pub(super) fn server_ready(run: &TargetRun) -> Result<mysqld::ClientInfo, String
     let Some(client) = run.server.clone() else {
         return Err("the database server did not start".into());
     };
-    if !server_alive(&run.work) {
+    if !server_alive(&run.datadir()) {
         return Err("the database server stopped earlier in the run".into());
     }
     Ok(client)
@@ -188,10 +209,10 @@ pub(super) fn buffer_pool_bytes(ctx: &Ctx<'_>) -> u64 {
 }
 
 /// The error of a run whose server is gone, with the end of the server's error log.
-pub(super) fn server_stopped_error(work: &Path) -> String {
+pub(super) fn server_stopped_error(datadir: &Path) -> String {
     format!(
         "the database server stopped during the run; last lines of its error log:\n{}",
-        error_log_tail(work)
+        error_log_tail(datadir)
     )
 }
 
@@ -199,7 +220,7 @@ pub(super) fn server_stopped_error(work: &Path) -> String {
 /// of its table files (`<datadir>/<database>/*.ibd`) right now, or `estimate` when they
 /// cannot be read.
 pub(super) fn data_set(run: &TargetRun, client: &mysqld::ClientInfo, estimate: u64) -> DataSetFit {
-    let measured = table_files_bytes(&run.work.join("mysql").join(&client.database));
+    let measured = table_files_bytes(&run.datadir().join(&client.database));
     DataSetFit {
         data_bytes: measured.unwrap_or(estimate),
         measured: measured.is_some(),
@@ -226,16 +247,14 @@ pub(super) fn block_on<F: std::future::Future>(f: F) -> anyhow::Result<F::Output
         .block_on(f))
 }
 
-fn error_log_tail(work: &Path) -> String {
-    mysqld::status(&work.join("mysql"))
+fn error_log_tail(datadir: &Path) -> String {
+    mysqld::status(datadir)
         .ok()
         .and_then(|st| std::fs::read_to_string(st.error_log).ok())
         .map(|t| crate::sys::runner::tail_lines(&t, 5))
         .unwrap_or_else(|| "(error log not readable)".into())
 }
 
-pub(super) fn server_alive(work: &Path) -> bool {
-    mysqld::status(&work.join("mysql"))
-        .map(|s| s.running)
-        .unwrap_or(false)
+pub(super) fn server_alive(datadir: &Path) -> bool {
+    mysqld::status(datadir).map(|s| s.running).unwrap_or(false)
 }

@@ -56,8 +56,8 @@ pub(super) fn run(
     pr.caches_dropped = Some(crate::sys::drop_caches());
     let m = tpcc::run(&cfg, ctx.controller, ctx.chatter)?;
     let mut r = BenchResult::new(TestOptions::Tpcc(Box::new(cfg)), m);
-    if r.error.is_none() && !server_alive(&run.work) {
-        r.error = Some(server_stopped_error(&run.work));
+    if r.error.is_none() && !server_alive(&run.datadir()) {
+        r.error = Some(server_stopped_error(&run.datadir()));
     }
     Ok(Outcome::Done(Some(Box::new(r))))
 }

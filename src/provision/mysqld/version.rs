@@ -28,6 +28,18 @@ impl fmt::Display for Flavor {
     }
 }
 
+impl Flavor {
+    /// The flavor's word in config files, results and phase names (`mariadb`, `mysql`,
+    /// `percona`).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Flavor::MariaDb => "mariadb",
+            Flavor::MySql => "mysql",
+            Flavor::Percona => "percona",
+        }
+    }
+}
+
 impl FromStr for Flavor {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -5,7 +5,7 @@
 use super::page::{esc, or_unrecorded, table};
 use super::svg::{self, fmt_num, Band, LineChart, Scale, Series};
 use crate::model::TestOptions;
-use crate::model::{ServerInfo, SuiteResult, TargetKind, TargetResult};
+use crate::model::{SuiteResult, TargetKind, TargetResult};
 use crate::units::human_size;
 use std::fmt::Write as _;
 
@@ -337,39 +337,35 @@ fn disks(out: &mut String, s: &SuiteResult) {
 }
 
 fn servers(out: &mut String, s: &SuiteResult) {
-    let with: Vec<(&TargetResult, &ServerInfo)> = s
-        .targets
-        .iter()
-        .filter_map(|t| Some((t, t.server.as_ref()?)))
-        .collect();
+    let with = crate::report::server::server_columns(s);
     if with.is_empty() {
         return;
     }
     out.push_str("<h3>Database server</h3>");
     let mut header = vec!["".to_string()];
-    header.extend(with.iter().map(|(t, _)| esc(&t.name)));
+    header.extend(with.iter().map(|(h, _, _)| esc(h)));
     let mut rows = vec![{
         let mut r = vec!["Server".to_string()];
         r.extend(
             with.iter()
-                .map(|(_, f)| esc(&format!("{} {}", f.flavor, f.version))),
+                .map(|(_, _, f)| esc(&format!("{} {}", f.flavor, f.version))),
         );
         r
     }];
-    if with.iter().any(|(_, f)| f.peak_rss_bytes.is_some()) {
+    if with.iter().any(|(_, _, f)| f.peak_rss_bytes.is_some()) {
         let mut r = vec!["Peak memory (VmHWM)".to_string()];
         r.extend(
             with.iter()
-                .map(|(_, f)| or_unrecorded(f.peak_rss_bytes.map(crate::units::human_size))),
+                .map(|(_, _, f)| or_unrecorded(f.peak_rss_bytes.map(crate::units::human_size))),
         );
         rows.push(r);
     }
-    let keys: Vec<&String> = with[0].1.settings.keys().collect();
+    let keys: Vec<&String> = with[0].2.settings.keys().collect();
     for k in keys {
         let mut r = vec![format!("<code>{}</code>", esc(k))];
         r.extend(
             with.iter()
-                .map(|(_, f)| or_unrecorded(f.settings.get(k).cloned())),
+                .map(|(_, _, f)| or_unrecorded(f.settings.get(k).cloned())),
         );
         rows.push(r);
     }
@@ -388,7 +384,7 @@ fn server_effective(out: &mut String, s: &SuiteResult) {
         "<h4>What each server ran with (<code>SHOW GLOBAL VARIABLES</code> after start)</h4>",
     );
     let mut header = vec!["".to_string()];
-    header.extend(t.targets.iter().map(|t| esc(&t.name)));
+    header.extend(t.columns.iter().map(|(h, _)| esc(h)));
     let rows: Vec<Vec<String>> = t
         .rows
         .iter()
