@@ -8,7 +8,7 @@ mod common;
 use common::{assert_ok, mysql_server, spindle, test_dir, TestServer};
 use spindle::model::{PhaseStatus, RunStatus, SuiteResult};
 use spindle::provision::mysqld::{self, config::PINNED_IO_SETTINGS, observe, Flavor};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `spindle mysqld ACTION --datadir D [extra…]`, which must succeed; its stdout.
 fn mysqld_cli(action: &str, datadir: &Path, extra: &[&str]) -> String {
@@ -323,29 +323,23 @@ async fn the_pinned_io_settings_are_effective_on_both_flavors() {
     }
 }
 
-#[test]
-fn the_quick_suite_on_a_directory_with_mysql() {
-    let d = tempfile::tempdir().unwrap();
-    let target = d.path().join("scratch");
+/// `spindle suite --profile PROFILE` on a fresh directory with `config` as spindle.toml, which
+/// must complete with every phase ok: the scratch directory (to see it left empty), the bundle
+/// and its document.
+fn suite_ok(d: &Path, profile: &str, config: &str) -> (PathBuf, PathBuf, SuiteResult) {
+    let target = d.join("scratch");
     std::fs::create_dir(&target).unwrap();
-    let config = d.path().join("spindle.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[mysqld]\nbinary = \"{}\"\nflavor = \"\"\n",
-            mysql_server().display()
-        ),
-    )
-    .unwrap();
-    let out = d.path().join("bundle");
+    let config_file = d.join("spindle.toml");
+    std::fs::write(&config_file, config).unwrap();
+    let out = d.join("bundle");
     let o = spindle(&[
         "suite",
         "--target",
         target.to_str().unwrap(),
         "--profile",
-        "quick",
+        profile,
         "--config",
-        config.to_str().unwrap(),
+        config_file.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -353,10 +347,21 @@ fn the_quick_suite_on_a_directory_with_mysql() {
     let text = std::fs::read_to_string(out.join("results.json")).unwrap();
     let r = SuiteResult::from_json(&text, "results.json").unwrap();
     assert_eq!(r.status, RunStatus::Complete);
-    let t = &r.targets[0];
-    for p in &t.phases {
+    for p in &r.targets[0].phases {
         assert_eq!(p.status, PhaseStatus::Ok, "{}: {:?}", p.name, p.error);
     }
+    (target, out, r)
+}
+
+#[test]
+fn the_quick_suite_on_a_directory_with_mysql() {
+    let d = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[mysqld]\nbinary = \"{}\"\nflavor = \"\"\n",
+        mysql_server().display()
+    );
+    let (target, out, r) = suite_ok(d.path(), "quick", &config);
+    let t = &r.targets[0];
     let server = t.servers.first().expect("the server is recorded");
     assert_eq!(server.flavor, "MySQL");
     assert!(observe::same_value(
@@ -395,41 +400,16 @@ fn the_quick_suite_on_a_directory_with_mysql() {
 #[test]
 fn one_target_two_servers_each_with_its_figures() {
     let d = tempfile::tempdir().unwrap();
-    let target = d.path().join("scratch");
-    std::fs::create_dir(&target).unwrap();
-    let config = d.path().join("spindle.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[mysqld]\nflavors = [\"mariadb\", \"mysql\"]\n[mysqld.binaries]\nmysql = \"{}\"\n",
-            mysql_server().display()
-        ),
-    )
-    .unwrap();
-    let out = d.path().join("bundle");
+    let config = format!(
+        "[mysqld]\nflavors = [\"mariadb\", \"mysql\"]\n[mysqld.binaries]\nmysql = \"{}\"\n",
+        mysql_server().display()
+    );
     let profile = format!(
         "{}/tests/fixtures/profiles/tiny.toml",
         env!("CARGO_MANIFEST_DIR")
     );
-    let o = spindle(&[
-        "suite",
-        "--target",
-        target.to_str().unwrap(),
-        "--profile",
-        &profile,
-        "--config",
-        config.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_ok(&o);
-    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
-    let r = SuiteResult::from_json(&text, "results.json").unwrap();
-    assert_eq!(r.status, RunStatus::Complete);
+    let (target, out, r) = suite_ok(d.path(), &profile, &config);
     let t = &r.targets[0];
-    for p in &t.phases {
-        assert_eq!(p.status, PhaseStatus::Ok, "{}: {:?}", p.name, p.error);
-    }
     let flavors: Vec<&str> = t.servers.iter().map(|v| v.flavor.as_str()).collect();
     assert_eq!(flavors, ["MariaDB", "MySQL"]);
     let names: Vec<&str> = t.phases.iter().map(|p| p.name.as_str()).collect();
