@@ -35,7 +35,7 @@ run() {
 	printf '[mysqld]\nbinary = "%s"\nflavor = ""\n' "$server" >"$dir/spindle.toml"
 	"$SPINDLE" suite --target "$dir/scratch" --profile "$dir/profile.toml" \
 		--config "$dir/spindle.toml" --out "$dir/bundle" >"$dir/suite.log" 2>&1
-	jq -r --arg name "$name" '.targets[0].server |
+	jq -r --arg name "$name" '.targets[0].servers[] |
 		"\($name): \(.flavor) \(.version), performance_schema \(.effective.performance_schema),
 		buffer pool \(.effective.innodb_buffer_pool_size | tonumber / 1048576) MiB,
 		peak RSS \((.peak_rss_bytes // 0) / 1048576 | floor) MiB"' "$dir/bundle/results.json" |
