@@ -84,6 +84,12 @@ impl MysqldSection {
                 flavor: self.flavor,
             }]);
         }
+        if self.binary.is_some() && !self.flavor.is_some_and(|f| self.flavors.contains(&f)) {
+            anyhow::bail!(
+                "[mysqld] binary: with flavors = {:?}, say whose program it is: set flavor to one of them, or give it in [mysqld.binaries]",
+                self.flavor_names()
+            );
+        }
         let mut out: Vec<ServerChoice> = Vec::new();
         for &f in &self.flavors {
             if out.iter().any(|c| c.flavor == Some(f)) {
@@ -94,11 +100,8 @@ impl MysqldSection {
                 .iter()
                 .find(|(k, _)| k.parse::<Flavor>().ok() == Some(f))
                 .map(|(_, p)| p.clone());
-            let mysqld = given.or_else(|| {
-                (self.flavor == Some(f) || self.flavor.is_none() && self.flavors.len() == 1)
-                    .then(|| self.binary.clone())
-                    .flatten()
-            });
+            // `binary` is the program of `flavor` (checked above to be one of them).
+            let mysqld = given.or_else(|| self.binary.clone().filter(|_| self.flavor == Some(f)));
             out.push(ServerChoice {
                 mysqld,
                 flavor: Some(f),
@@ -177,6 +180,17 @@ mod tests {
                 }
             ]
         );
+        // `binary` with the `flavor` it belongs to, among several.
+        let c = SpindleConfig::parse(
+            "[mysqld]\nbinary = \"/x/mysqld\"\nflavor = \"mysql\"\nflavors = [\"mariadb\", \"mysql\"]\n",
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            c.mysqld.servers().unwrap()[1].mysqld,
+            Some("/x/mysqld".into())
+        );
+        assert_eq!(c.mysqld.servers().unwrap()[0].mysqld, None);
         // The one-server keys as before.
         let c = SpindleConfig::parse("[mysqld]\nbinary = \"/x/mysqld\"\n", "x.toml").unwrap();
         assert_eq!(
@@ -196,6 +210,10 @@ mod tests {
             (
                 "flavors = [\"mysql\"]\n[mysqld.binaries]\ndb2 = \"/m\"",
                 "db2",
+            ),
+            (
+                "binary = \"/x\"\nflavors = [\"mysql\", \"mariadb\"]",
+                "[mysqld] binary: with flavors",
             ),
         ] {
             let e = SpindleConfig::parse(&format!("[mysqld]\n{text}\n"), "x.toml")

@@ -109,9 +109,12 @@ pub fn prepare(
     rt.block_on(async {
         // Statistics up to date after the bulk load, as for OLTP's tables (oltp::prepare): the
         // run does not start on the optimizer's stale plan.
-        conn.query_drop(format!("ANALYZE TABLE {}", super::schema::TABLES.join(", ")))
-            .await
-            .map_err(|e| sql_err("ANALYZE TABLE", e))?;
+        conn.query_drop(format!(
+            "ANALYZE TABLE {}",
+            super::schema::TABLES.join(", ")
+        ))
+        .await
+        .map_err(|e| sql_err("ANALYZE TABLE", e))?;
         conn.query_drop(format!(
             "INSERT INTO spindle_tpcc VALUES (1, {}, {seed}, {}, {}, {}, NOW(), 0)",
             cfg.warehouses, params.nu.c_last, params.nu.c_id, params.nu.ol_i_id
