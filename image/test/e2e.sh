@@ -498,7 +498,7 @@ set_stick_config() {
 	mcopy -o -i "$WORK/stick.img" "$WORK/stick-spindle.toml" ::/spindle.toml
 }
 
-# check_bundles STEP: the run bundles (results.json schema_version 3, written by the
+# check_bundles STEP: the run bundles (results.json schema_version 4, written by the
 # appliance's sink) under spindle/ on the stick after boot STEP (first, after-cut, no-targets).
 check_bundles() {
 	python3 - "$1" "$STICK_COPY" "$SERIAL_BLANK_BOT" "$SERIAL_BLANK_UAS" "$SERIAL_DATADISK" "$SERIAL_USB2" <<-'PY'
@@ -536,8 +536,8 @@ check_bundles() {
 	    problems.extend(f"{name}/{f} missing" for f in ("summary.txt", "results.csv", "report.html") if not (run / f).is_file())
 	    page = (run / "report.html").read_text() if (run / "report.html").is_file() else ""
 	    problems.extend(f"{name}: report.html does not name {s}" for s in (blank1, blank2) if s not in page)
-	    if d.get("schema_version") != 3:
-	        problems.append(f"{name}: schema_version {d.get('schema_version')} (checks written for 3)")
+	    if d.get("schema_version") != 4:
+	        problems.append(f"{name}: schema_version {d.get('schema_version')} (checks written for 4)")
 	    if d.get("status") != "complete":
 	        problems.append(f"{name}: run status {d.get('status')!r}, expected 'complete'")
 	    targets = {(t.get("disk") or {}).get("serial"): t for t in d.get("targets", [])}
@@ -559,6 +559,11 @@ check_bundles() {
 	        tpmc = [((p.get("result") or {}).get("counters") or {}).get("tpmc") for p in phases if p["name"].startswith("tpcc-w")]
 	        if not tpmc or not all(isinstance(x, (int, float)) and x > 0 for x in tpmc):
 	            problems.append(f"{name}: {serial}: TpmC {tpmc}, expected > 0")
+	        servers = t.get("servers") or [{}]
+	        if not servers[0].get("effective", {}).get("innodb_flush_method"):
+	            problems.append(f"{name}: {serial}: the server's effective I/O variables not recorded: {servers!r}")
+	        if not [p for p in phases if p["name"].startswith("oltp-") and p.get("result") and p.get("server_io")]:
+	            problems.append(f"{name}: {serial}: no OLTP phase recorded the server's I/O counters")
 	        if not t.get("smart") or not ("reason" in json.dumps(t["smart"]) or "power_on" in json.dumps(t["smart"])):
 	            problems.append(f"{name}: {serial}: SMART neither read nor explained: {t.get('smart')!r}")
 	    skipped_with_reasons(name, d, ((data, "holds data"), (usb2, "USB 2")))
