@@ -174,14 +174,20 @@ pub fn estimated_data_bytes(options: &TestOptions) -> Option<u64> {
     }
 }
 
-/// Schema 3 → 4: a target's one `server` becomes the list `servers` (a suite may run several).
-fn upgrade_v3(v: &mut serde_json::Value) {
-    for t in v
-        .get_mut("targets")
-        .and_then(|t| t.as_array_mut())
+/// The elements of the array `v[key]` (none when it is missing or not an array).
+fn array_mut<'a>(
+    v: &'a mut serde_json::Value,
+    key: &str,
+) -> impl Iterator<Item = &'a mut serde_json::Value> {
+    v.get_mut(key)
+        .and_then(|a| a.as_array_mut())
         .into_iter()
         .flatten()
-    {
+}
+
+/// Schema 3 → 4: a target's one `server` becomes the list `servers` (a suite may run several).
+fn upgrade_v3(v: &mut serde_json::Value) {
+    for t in array_mut(v, "targets") {
         if let Some(obj) = t.as_object_mut() {
             match obj.remove("server") {
                 Some(server) if !server.is_null() => {
@@ -208,18 +214,8 @@ fn upgrade_v1(v: &mut serde_json::Value) {
 /// Test documents of schema 1 inside the bundle get their engine tag (each is upgraded by its
 /// own version: a bundle may hold documents copied in from an older single-test run).
 fn upgrade_results(v: &mut serde_json::Value) {
-    for t in v
-        .get_mut("targets")
-        .and_then(|t| t.as_array_mut())
-        .into_iter()
-        .flatten()
-    {
-        for p in t
-            .get_mut("phases")
-            .and_then(|p| p.as_array_mut())
-            .into_iter()
-            .flatten()
-        {
+    for t in array_mut(v, "targets") {
+        for p in array_mut(t, "phases") {
             if let Some(r) = p.get_mut("result").filter(|r| !r.is_null()) {
                 if r.get("schema_version").and_then(|n| n.as_u64()) < Some(2) {
                     bench::upgrade_v1(r);
