@@ -316,9 +316,8 @@ pub fn render_my_cnf(s: &MysqldSettings, t: &CnfTarget<'_>) -> String {
         put("log-bin", Some(path_str(&t.paths.binlog_base)));
         put("server-id", Some("1".into()));
         put("sync_binlog", Some(s.sync_binlog.to_string()));
-        if binlog_format_is_deprecated(t.flavor, v) {
-            // 8.0.34+ warns at every start and will remove it; ROW, its default, stays.
-        } else {
+        // MySQL 8.0.34+ warns at every start and will remove it: its default, ROW, stays.
+        if !binlog_format_is_deprecated(t.flavor, v) {
             put("binlog_format", Some(s.binlog_format.clone()));
         }
         if (mariadb && v.at_least(10, 6, 1)) || (!mariadb && v.at_least(8, 0, 1)) {
