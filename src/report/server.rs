@@ -66,7 +66,7 @@ pub struct IoRow<'a> {
 
 /// The column names of [`io_rows`]' cells.
 pub fn io_columns() -> impl Iterator<Item = &'static str> {
-    HEADLINE_COUNTERS.iter().map(|(_, label)| *label)
+    HEADLINE_COUNTERS.iter().map(|h| h.label)
 }
 
 /// Every phase that recorded the server's counters, in run order.
@@ -78,13 +78,12 @@ pub fn io_rows(s: &SuiteResult) -> Vec<IoRow<'_>> {
             let io = p.server_io.as_ref()?;
             let cells = HEADLINE_COUNTERS
                 .iter()
-                .map(|(key, _)| {
-                    io.get(*key).map(|v| {
-                        if key.contains("written") && key.contains("log") {
-                            crate::units::human_size(*v)
-                        } else {
-                            v.to_string()
-                        }
+                .map(|h| {
+                    let v = *io.get(h.key)?;
+                    Some(if h.bytes {
+                        crate::units::human_size(v)
+                    } else {
+                        v.to_string()
                     })
                 })
                 .collect();

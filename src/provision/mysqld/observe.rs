@@ -63,13 +63,25 @@ pub const IO_COUNTERS: &[&str] = &[
     "Binlog_bytes_written",
 ];
 
-/// What a reader calls the counters the report shows first.
-pub const HEADLINE_COUNTERS: &[(&str, &str)] = &[
-    ("Innodb_pages_written", "pages written"),
-    ("Innodb_data_fsyncs", "fsyncs"),
-    ("Innodb_os_log_written", "redo bytes"),
-    ("Innodb_buffer_pool_reads", "pages read from disk"),
+/// A counter the report shows first: its status variable, what a reader calls it, and whether
+/// it counts bytes (shown in binary units) rather than pages or calls.
+pub struct Headline {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub bytes: bool,
+}
+
+/// The counters the report shows first.
+pub const HEADLINE_COUNTERS: &[Headline] = &[
+    headline("Innodb_pages_written", "pages written", false),
+    headline("Innodb_data_fsyncs", "fsyncs", false),
+    headline("Innodb_os_log_written", "redo bytes", true),
+    headline("Innodb_buffer_pool_reads", "pages read from disk", false),
 ];
+
+const fn headline(key: &'static str, label: &'static str, bytes: bool) -> Headline {
+    Headline { key, label, bytes }
+}
 
 /// `SHOW GLOBAL VARIABLES` or `STATUS` for `names`, as name → value.
 async fn show(
