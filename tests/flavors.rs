@@ -488,3 +488,30 @@ fn one_target_two_servers_each_with_its_figures() {
         "work removed"
     );
 }
+
+/// Asked for a flavor without a program, spindle looks for one of *that* flavor: here only
+/// MariaDB is in PATH (its `mysqld` is MariaDB's alias), so `--flavor mysql` and `--flavor
+/// percona` are errors that say what was found and how to name the program, not a MariaDB server
+/// run as MySQL; nothing is created.
+#[test]
+fn a_flavor_without_its_program_is_named_not_replaced_by_mariadb() {
+    let dir = test_dir();
+    for (flavor, says) in [("mysql", "no MySQL in PATH"), ("percona", "no Percona")] {
+        let datadir = dir.path().join(flavor);
+        let o = spindle(&[
+            "mysqld",
+            "init",
+            "--datadir",
+            datadir.to_str().unwrap(),
+            "--flavor",
+            flavor,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{flavor}: {err}");
+        assert!(
+            err.contains(says) && err.contains("is MariaDB") && err.contains("--mysqld PATH"),
+            "{flavor}: {err}"
+        );
+        assert!(!datadir.exists(), "{flavor}: nothing is created");
+    }
+}

@@ -49,8 +49,8 @@ pub struct MysqldSection {
     /// Several servers on every target: the database phases run once per flavor, in this
     /// order (`["mariadb", "mysql"]`); empty = the one server of `binary`/`flavor`.
     pub flavors: Vec<Flavor>,
-    /// `[mysqld.binaries]`: the server program of a flavor in `flavors` (`mysql =
-    /// "/opt/spindle-mysql/…/mysqld"`); a flavor without one is found in PATH.
+    /// `[mysqld.binaries]`: where each flavor's server program is (`mysql =
+    /// "/opt/spindle-mysql/spindle/bin/mysqld"`); a flavor without one is found in PATH.
     pub binaries: std::collections::BTreeMap<String, std::path::PathBuf>,
 }
 
@@ -65,22 +65,31 @@ pub struct ServerChoice {
 
 impl MysqldSection {
     /// The servers a suite runs on, in order: one per entry of `flavors`, else the one of
-    /// `binary` and `flavor`. Errors name the key.
+    /// `binary` and `flavor`. `[mysqld.binaries]` says where each flavor's program is (a machine
+    /// may list more flavors than a run uses: the image lists the MySQL it carries, a stick's
+    /// `flavors` chooses). Errors name the key.
     pub fn servers(&self) -> anyhow::Result<Vec<ServerChoice>> {
-        for key in self.binaries.keys() {
+        let mut programs: Vec<(Flavor, &std::path::PathBuf)> = Vec::new();
+        for (key, path) in &self.binaries {
             let flavor: Flavor = key
                 .parse()
                 .map_err(|e| anyhow::anyhow!("[mysqld.binaries] {key}: {e}"))?;
-            if !self.flavors.contains(&flavor) {
-                anyhow::bail!(
-                    "[mysqld.binaries] {key}: not one of flavors = {:?}: add it there or remove the line",
-                    self.flavor_names()
-                );
-            }
+            programs.push((flavor, path));
         }
+        let program_of = |f: Flavor| {
+            programs
+                .iter()
+                .find(|(k, _)| *k == f)
+                .map(|(_, p)| (*p).clone())
+        };
         if self.flavors.is_empty() {
+            // `binary` wins; else the program `[mysqld.binaries]` gives for `flavor`.
+            let mysqld = self
+                .binary
+                .clone()
+                .or_else(|| self.flavor.and_then(program_of));
             return Ok(vec![ServerChoice {
-                mysqld: self.binary.clone(),
+                mysqld,
                 flavor: self.flavor,
             }]);
         }
@@ -95,13 +104,12 @@ impl MysqldSection {
             if out.iter().any(|c| c.flavor == Some(f)) {
                 anyhow::bail!("[mysqld] flavors names {f} twice: one run per flavor");
             }
-            let given = self
-                .binaries
-                .iter()
-                .find(|(k, _)| k.parse::<Flavor>().ok() == Some(f))
-                .map(|(_, p)| p.clone());
             // `binary` is the program of `flavor` (checked above to be one of them).
-            let mysqld = given.or_else(|| self.binary.clone().filter(|_| self.flavor == Some(f)));
+            let mysqld = self
+                .binary
+                .clone()
+                .filter(|_| self.flavor == Some(f))
+                .or_else(|| program_of(f));
             out.push(ServerChoice {
                 mysqld,
                 flavor: Some(f),
@@ -191,6 +199,29 @@ mod tests {
             Some("/x/mysqld".into())
         );
         assert_eq!(c.mysqld.servers().unwrap()[0].mysqld, None);
+        // Programs of flavors a run does not use are a list of what the machine has.
+        let c = SpindleConfig::parse(
+            "[mysqld]\nflavors = [\"mariadb\"]\n[mysqld.binaries]\nmysql = \"/opt/m/mysqld\"\n",
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            c.mysqld.servers().unwrap(),
+            [ServerChoice {
+                mysqld: None,
+                flavor: Some(Flavor::MariaDb)
+            }]
+        );
+        // One server by its flavor: its program from [mysqld.binaries].
+        let c = SpindleConfig::parse(
+            "[mysqld]\nflavor = \"mysql\"\n[mysqld.binaries]\nmysql = \"/opt/m/mysqld\"\n",
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            c.mysqld.servers().unwrap()[0].mysqld,
+            Some("/opt/m/mysqld".into())
+        );
         // The one-server keys as before.
         let c = SpindleConfig::parse("[mysqld]\nbinary = \"/x/mysqld\"\n", "x.toml").unwrap();
         assert_eq!(
@@ -203,10 +234,6 @@ mod tests {
         for (text, says) in [
             ("flavors = [\"oracle\"]", "oracle"),
             ("flavors = [\"mysql\", \"mysql\"]", "twice"),
-            (
-                "flavors = [\"mysql\"]\n[mysqld.binaries]\nmariadb = \"/m\"",
-                "[mysqld.binaries] mariadb",
-            ),
             (
                 "flavors = [\"mysql\"]\n[mysqld.binaries]\ndb2 = \"/m\"",
                 "db2",

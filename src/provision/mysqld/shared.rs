@@ -5,7 +5,7 @@
 use super::config::MysqldSettings;
 pub use super::error::MysqldError;
 use super::layout::{self, Credentials, Layout, ServerRecord};
-use super::version::{self, parse_version, Flavor, ServerBinary};
+use super::version::{self, parse_version, Flavor, ServerBinary, ServerVersion};
 use crate::sys::runner::{which, CommandRunner};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -153,33 +153,25 @@ pub(super) fn client_info_of(l: &Layout, c: &Credentials) -> ClientInfo {
     }
 }
 
-/// Finds the server program and reads its flavor and version (`--flavor` overrides the flavor).
+/// Finds the server program and reads its flavor and version (`--flavor` overrides the flavor
+/// of a program given by path). Asked for a flavor without a path, it takes the first of
+/// `mariadbd`/`mysqld` in PATH that *is* that flavor: on a machine with MariaDB, `mysqld` is
+/// MariaDB's alias, and a MySQL run must not quietly measure MariaDB.
 pub fn detect(spec: &ServerSpec) -> anyhow::Result<ServerBinary> {
-    let mysqld = match &spec.mysqld {
+    let (mysqld, text, detected, version) = match &spec.mysqld {
         Some(p) => {
             let found = which(&p.to_string_lossy()).filter(|p| p.is_file());
-            found.with_context(|| {
+            let mysqld = found.with_context(|| {
                 format!(
                     "--mysqld '{}' does not exist or is not a file: give the path of mariadbd or mysqld",
                     p.display()
                 )
-            })?
+            })?;
+            let (text, detected, version) = probe(&mysqld)?;
+            (mysqld, text, detected, version)
         }
-        None => ["mariadbd", "mysqld"]
-            .iter()
-            .find_map(|n| which(n))
-            .ok_or(MysqldError::NotInstalled)?,
+        None => find_in_path(spec.flavor)?,
     };
-    let prog = path_arg(&mysqld)?;
-    let text = CommandRunner::new()
-        .stdout(prog, &["--version"])
-        .with_context(|| format!("could not ask '{}' for its version", mysqld.display()))?;
-    let (detected, version) = parse_version(&text).with_context(|| {
-        format!(
-            "'{}' does not look like a MySQL-family server; pass --mysqld PATH",
-            mysqld.display()
-        )
-    })?;
     let flavor = spec.flavor.unwrap_or(detected);
     let install_db = match flavor {
         Flavor::MariaDb => version::find_install_db(&mysqld),
@@ -192,4 +184,56 @@ pub fn detect(spec: &ServerSpec) -> anyhow::Result<ServerBinary> {
         mysqld,
         install_db,
     })
+}
+
+/// Runs `mysqld --version`: its first line, flavor and version.
+fn probe(mysqld: &Path) -> anyhow::Result<(String, Flavor, ServerVersion)> {
+    let prog = path_arg(mysqld)?;
+    let text = CommandRunner::new()
+        .stdout(prog, &["--version"])
+        .with_context(|| format!("could not ask '{}' for its version", mysqld.display()))?;
+    let (detected, version) = parse_version(&text).with_context(|| {
+        format!(
+            "'{}' does not look like a MySQL-family server; pass --mysqld PATH",
+            mysqld.display()
+        )
+    })?;
+    Ok((text, detected, version))
+}
+
+/// The first of `mariadbd`, `mysqld` in PATH (and the sbin folders) that is of `want`, or of any
+/// flavor when `want` is `None`. Errors say what was found instead and how to name the program.
+fn find_in_path(want: Option<Flavor>) -> anyhow::Result<(PathBuf, String, Flavor, ServerVersion)> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for name in ["mariadbd", "mysqld"] {
+        match which(name) {
+            // `mysqld` is often a symlink to `mariadbd`: one program, asked once.
+            Some(p) if !paths.iter().any(|q| same_file(q, &p)) => paths.push(p),
+            _ => {}
+        }
+    }
+    if paths.is_empty() {
+        return Err(MysqldError::NotInstalled.into());
+    }
+    for p in paths {
+        let (text, detected, version) = probe(&p)?;
+        if want.is_none_or(|w| w == detected) {
+            return Ok((p, text, detected, version));
+        }
+        seen.push(format!("'{}' is {detected} {version}", p.display()));
+    }
+    let want = want.expect("a flavor was asked for");
+    anyhow::bail!(
+        "no {want} in PATH, /usr/sbin or /usr/local/sbin ({}): install one, or give its program with --mysqld PATH (spindle.toml: [mysqld.binaries] {} = \"PATH\")",
+        seen.join(", "),
+        want.key()
+    )
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
 }
