@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{sh, LoopDevice};
+use common::{mysql_server, sh, LoopDevice};
 use spindle::appliance::control::ControlCommand;
 use spindle::appliance::daemon::{run_daemon, DaemonDeps};
 use spindle::appliance::launch::{RunLauncher, SuiteLauncher};
@@ -471,6 +471,49 @@ fn malformed_stick_config_is_reported_on_the_stick_and_nothing_is_copied() {
     });
     assert!(text.contains("command"), "{text}");
     assert_eq!(stick_listing(&stick), vec!["config-error.txt".to_string()]);
+}
+
+/// The stick's `flavors` chooses the server among those `[mysqld.binaries]` lists (as the
+/// image lists its Oracle MySQL): a run with `flavors = ["mysql"]` on the stick measures its
+/// database phases on MySQL, not on the MariaDB in PATH.
+#[test]
+fn the_stick_chooses_the_server() {
+    let _one_at_a_time = one_at_a_time();
+    require_root();
+    let label = unique_label();
+    let _stick = LoopStick::new(STICK_FS, &label, 8 * 1024, |root| {
+        std::fs::write(root.join("spindle.toml"), "flavors = [\"mysql\"]\n").unwrap();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Appliance::settings(dir.path(), &label, 1);
+    s.config.suite.profile = format!(
+        "{}/tests/fixtures/profiles/tiny.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    s.config
+        .mysqld
+        .binaries
+        .insert("mysql".into(), mysql_server());
+    let a = Appliance::start_with(dir, s);
+    a.wait(10, "ready", |p| *p == Pattern::Ready { disks: 1 });
+    assert_eq!(a.send(ControlCommand::Start), "ok: run started");
+    a.wait(300, "safe to remove", |p| *p == Pattern::SafeToRemove);
+    // (Read before `stop`, which removes the daemon's directories.)
+    let run = a.runs_dir().join(&a.runs()[0]);
+    let r: spindle::model::SuiteResult =
+        serde_json::from_str(&std::fs::read_to_string(run.join("results.json")).unwrap()).unwrap();
+    a.stop();
+    assert_eq!(r.status, RunStatus::Complete);
+    let t = &r.targets[0];
+    let servers: Vec<&str> = t.servers.iter().map(|v| v.flavor.as_str()).collect();
+    assert_eq!(servers, ["MySQL"]);
+    let oltp: Vec<&str> = t
+        .phases
+        .iter()
+        .filter(|p| p.name.starts_with("oltp-") && p.status == PhaseStatus::Ok)
+        .map(|p| p.name.as_str())
+        .collect();
+    assert!(!oltp.is_empty(), "{:?}", t.phases);
 }
 
 /// Ignored by default because some CI kernels (this project's included) cannot mount FAT at

@@ -95,7 +95,8 @@ impl Daemon {
     }
 
     /// The request of a run into `run`: the profile (the stick's choice, else `[suite]`), the
-    /// targets, the policy with the stick's erase list.
+    /// targets, the policy with the stick's erase list, the servers (the stick's `flavors`, else
+    /// `[mysqld]`).
     fn request(&self, run: &sink::RunEntry) -> anyhow::Result<RunRequest> {
         let profile = self
             .sticks
@@ -103,7 +104,16 @@ impl Daemon {
             .as_ref()
             .and_then(|o| o.profile.clone())
             .unwrap_or_else(|| self.settings.config.suite.profile.clone());
-        let mysqld = &self.settings.config.mysqld;
+        // The stick's `flavors` chooses among the servers the image's [mysqld.binaries] lists.
+        let mut mysqld = self.settings.config.mysqld.clone();
+        if let Some(f) = self
+            .sticks
+            .overrides
+            .as_ref()
+            .and_then(|o| o.flavors.clone())
+        {
+            mysqld.flavors = f;
+        }
         Ok(RunRequest {
             run_id: run.id.clone(),
             out_dir: run.dir.clone(),

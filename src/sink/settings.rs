@@ -52,10 +52,17 @@ pub struct StickOverrides {
     pub erase: Option<Vec<String>>,
     /// Start a run as soon as the stick and eligible disks are present.
     pub autostart: Option<bool>,
+    /// The servers the database phases run on, in order (`["mariadb", "mysql"]`): replaces
+    /// `[mysqld] flavors` of the appliance's spindle.toml, whose `[mysqld.binaries]` says where
+    /// each program is.
+    pub flavors: Option<Vec<crate::provision::mysqld::Flavor>>,
 }
 
 /// Largest stick config read (a bigger file is certainly not a hand-written config).
 pub const STICK_CONFIG_MAX_BYTES: usize = 64 * 1024;
+
+/// The keys a stick's spindle.toml may hold, for the errors.
+const KEYS: &str = "profile, erase, autostart and flavors";
 
 /// Longest value echoed back in an error (the rest is cut: a stick file is untrusted).
 const ECHO_MAX: usize = 60;
@@ -67,7 +74,7 @@ impl StickOverrides {
     pub fn parse(text: &str, profiles: &[String]) -> anyhow::Result<Self> {
         anyhow::ensure!(
             text.len() <= STICK_CONFIG_MAX_BYTES,
-            "spindle.toml is larger than {STICK_CONFIG_MAX_BYTES} bytes: it is not a settings file; keep only profile, erase and autostart in it"
+            "spindle.toml is larger than {STICK_CONFIG_MAX_BYTES} bytes: it is not a settings file; keep only {KEYS} in it"
         );
         let o: StickOverrides = toml::from_str(text).map_err(|e| {
             let at = match e.span().and_then(|sp| key_at(text, sp.start)) {
@@ -75,7 +82,7 @@ impl StickOverrides {
                 None => String::new(),
             };
             anyhow::anyhow!(
-                "spindle.toml: {at}{}\nAccepted keys: profile = \"{}\", erase = [\"SERIAL\", ...], autostart = true|false",
+                "spindle.toml: {at}{}\nAccepted keys: profile = \"{}\", erase = [\"SERIAL\", ...], autostart = true|false, flavors = [\"mariadb\", \"mysql\", \"percona\"] (one or more)",
                 crate::units::shorten(e.message(), 2 * ECHO_MAX),
                 profiles.join("|")
             )
@@ -87,6 +94,18 @@ impl StickOverrides {
                 crate::units::shorten(p, ECHO_MAX),
                 profiles.join(", ")
             );
+        }
+        if let Some(f) = &o.flavors {
+            anyhow::ensure!(
+                !f.is_empty(),
+                "spindle.toml: key 'flavors': empty: name at least one of mariadb, mysql, percona, or remove the line"
+            );
+            for (i, x) in f.iter().enumerate() {
+                anyhow::ensure!(
+                    !f[..i].contains(x),
+                    "spindle.toml: key 'flavors': {x} is named twice: one run per flavor"
+                );
+            }
         }
         for e in o.erase.iter().flatten() {
             crate::disk::check_stable_name(e)
@@ -107,7 +126,7 @@ impl StickOverrides {
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
         anyhow::ensure!(
             len <= STICK_CONFIG_MAX_BYTES as u64,
-            "spindle.toml is {len} bytes, larger than {STICK_CONFIG_MAX_BYTES}: it is not a settings file; keep only profile, erase and autostart in it"
+            "spindle.toml is {len} bytes, larger than {STICK_CONFIG_MAX_BYTES}: it is not a settings file; keep only {KEYS} in it"
         );
         let mut bytes = Vec::new();
         f.take(STICK_CONFIG_MAX_BYTES as u64 + 1)
@@ -138,18 +157,24 @@ mod tests {
     fn stick_overrides_are_strict() {
         let p = StickConfig::default().profiles;
         let o = StickOverrides::parse(
-            "profile = \"quick\"\nautostart = true\nerase = [\"WD-123\"]\n",
+            "profile = \"quick\"\nautostart = true\nerase = [\"WD-123\"]\nflavors = [\"mariadb\", \"mysql\"]\n",
             &p,
         )
         .unwrap();
         assert_eq!(o.profile.as_deref(), Some("quick"));
         assert_eq!(o.autostart, Some(true));
+        use crate::provision::mysqld::Flavor;
+        assert_eq!(o.flavors, Some(vec![Flavor::MariaDb, Flavor::MySql]));
         for bad in [
             "command = \"rm -rf /\"\n",
             "profile = \"turbo\"\n",
             "autostart = \"yes\"\n",
             "erase = [\"/dev/sda\"]\n",
             "profile = \n",
+            "flavors = [\"oracle\"]\n",
+            "flavors = []\n",
+            "flavors = [\"mysql\", \"mysql\"]\n",
+            "flavors = \"mysql\"\n",
         ] {
             let e = StickOverrides::parse(bad, &p).unwrap_err();
             assert!(format!("{e:#}").contains("spindle.toml"), "{bad}: {e:#}");
