@@ -8,6 +8,7 @@ use crate::disk::{Disk, DiskPolicy, Naming};
 use crate::engine::Controller;
 use crate::model::{Family, Phase};
 use crate::model::{PhaseStatus, RunStatus};
+use crate::run::plan::Step;
 use crate::run::{RunRequest, SuiteObserver, TargetSource};
 use crate::sys::{CommandRunner, SysRoot, System};
 
@@ -110,9 +111,9 @@ fn led_phase(phase: &Phase) -> Option<crate::status::Phase> {
 }
 
 impl SuiteObserver for Observer {
-    fn phase_started(&self, target: &str, phase: &Phase, index: usize, total: usize, _eta: u64) {
-        crate::sys::log::say!("[{index}/{total}] {target}: {}", phase.name());
-        if let Some(led) = led_phase(phase) {
+    fn phase_started(&self, target: &str, step: &Step, index: usize, total: usize, _eta: u64) {
+        crate::sys::log::say!("[{index}/{total}] {target}: {}", step.name());
+        if let Some(led) = led_phase(&step.phase) {
             (self.0)(Event::PhaseStarted { phase: led });
         }
     }

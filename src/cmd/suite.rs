@@ -7,8 +7,8 @@ use crate::config::profile::SuiteProfile;
 use crate::config::spindle::SpindleConfig;
 use crate::disk::Naming;
 use crate::engine::Controller;
-use crate::model::Phase;
 use crate::model::{PhaseStatus, RunStatus};
+use crate::run::plan::Step;
 use crate::run::{RunRequest, SuiteObserver, TargetSource};
 use crate::sys::{CommandRunner, SysRoot, System};
 use anyhow::bail;
@@ -24,7 +24,7 @@ struct Progress {
 }
 
 impl SuiteObserver for Progress {
-    fn phase_started(&self, target: &str, phase: &Phase, index: usize, total: usize, eta_s: u64) {
+    fn phase_started(&self, target: &str, step: &Step, index: usize, total: usize, eta_s: u64) {
         let left = if eta_s >= 60 {
             format!("~{} min left", eta_s.div_ceil(60))
         } else {
@@ -33,7 +33,7 @@ impl SuiteObserver for Progress {
         let el = self.start.elapsed().as_secs();
         let line = format!(
             "[{index}/{total}] {target}: {} ({}:{:02} elapsed, {left})",
-            phase.name(),
+            step.name(),
             el / 60,
             el % 60
         );

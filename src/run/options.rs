@@ -12,10 +12,12 @@ use std::time::Duration;
 /// Receives progress (the CLI prints it; the appliance drives LEDs from it). Called from the
 /// suite's thread.
 pub trait SuiteObserver: Sync {
+    /// `step`: its phase, and its server when the database phases run on several (its
+    /// `name()` is the phase's name in the results, `oltp-read_write-t4-mysql`).
     fn phase_started(
         &self,
         _target: &str,
-        _phase: &Phase,
+        _step: &super::plan::Step,
         _index: usize,
         _total: usize,
         _eta_s: u64,

@@ -167,7 +167,7 @@ fn run_target(
     for (pi, step) in plan.iter().enumerate() {
         observer.phase_started(
             &name,
-            &step.phase,
+            step,
             progress.done + 1,
             progress.total,
             progress.est_left,
@@ -527,8 +527,8 @@ mod tests {
         }
     }
     impl SuiteObserver for BundleWatch {
-        fn phase_started(&self, _: &str, phase: &Phase, index: usize, _: usize, _: u64) {
-            self.look(format!("{index} {} starting", phase.name()));
+        fn phase_started(&self, _: &str, step: &Step, index: usize, _: usize, _: u64) {
+            self.look(format!("{index} {} starting", step.name()));
         }
         fn phase_finished(&self, _: &str, phase: &Phase, _: PhaseStatus) {
             self.look(format!("{} finished", phase.name()));
