@@ -37,6 +37,23 @@ install_default_config() {
 	fi
 }
 
+# Oracle MySQL beside MariaDB. Debian's only MySQL is sid's mysql-server-core, which needs sid's
+# libc and libstdc++; the image carries what that server needs at run time, taken from a minimal
+# sid root (scripts/mysql-root.sh, cached in /var/cache/spindle-mysql; 5 min under qemu-user the
+# first time), under /opt/spindle-mysql, run through the root's own loader. The shipped
+# spindle.toml names it in [mysqld.binaries], so a stick's `flavors` can choose it.
+MYSQL_DIR=/opt/spindle-mysql
+install_mysql() {
+	local wrapper line="mysql = \"$MYSQL_DIR/spindle/bin/mysqld\""
+	rm -rf "${STAGING:?}$MYSQL_DIR"
+	wrapper=$("$REPO_DIR/scripts/mysql-root.sh" --arch "$ARCH" --copy-to "$STAGING$MYSQL_DIR")
+	[[ $wrapper == "$STAGING$MYSQL_DIR/spindle/bin/mysqld" ]] ||
+		die "scripts/mysql-root.sh --copy-to printed '$wrapper', not $STAGING$MYSQL_DIR/spindle/bin/mysqld"
+	sed -i "s|^# $line\$|$line|" "$STAGING/etc/spindle/spindle.toml"
+	grep -qxF "$line" "$STAGING/etc/spindle/spindle.toml" ||
+		die "config/spindle.toml has no line '# $line' under [mysqld.binaries] to turn on"
+}
+
 # Board files: config.txt names the kernel and initrd raspi-firmware copied to /boot/firmware.
 install_board_files() {
 	local fw=$STAGING/boot/firmware kernel initrd
@@ -143,7 +160,10 @@ check_hwmon_module() {
 
 record_manifest() {
 	mkdir -p "$OUT_DIR"
-	dpkg-query --admindir="$STAGING/var/lib/dpkg" -W -f='${Package}\t${Version}\n' >"$OUT_DIR/$IMAGE_NAME.packages"
+	{
+		dpkg-query --admindir="$STAGING/var/lib/dpkg" -W -f='${Package}\t${Version}\n'
+		printf 'mysql-server-core (Debian sid, %s)\t%s\n' "$MYSQL_DIR" "$(cat "$STAGING$MYSQL_DIR/spindle/version")"
+	} >"$OUT_DIR/$IMAGE_NAME.packages"
 }
 
 main() {
@@ -152,6 +172,7 @@ main() {
 	install_overlay
 	install_binary
 	install_default_config
+	install_mysql
 	install_board_files
 	configure_fstab
 	set_hostname

@@ -13,9 +13,12 @@
 #            the LED lines 0-2 from PL061's data register 40 times a second (test/leds.py); each
 #            boot's LED stretches are checked against the daemon's status lines and the README's
 #            pattern table. The guest powers off once the results are on the stick:
-#              1 first       profile quick, started by a button press once the LEDs say ready:
-#                            one complete bundle, fileio, OLTP and TpmC for both blank disks,
-#                            the data disk and the USB2 disk skipped with reasons; LEDs ready,
+#              1 first       profile quick with flavors = ["mariadb", "mysql"] (the stick's
+#                            spindle.toml), started by a button press once the LEDs say ready:
+#                            one complete bundle, fileio for both blank disks and OLTP and TpmC
+#                            on each server (MariaDB, and the image's Oracle MySQL), shown per
+#                            server in summary.txt, results.csv and report.html, the data disk
+#                            and the USB2 disk skipped with reasons; LEDs ready,
 #                            running (fileio, OLTP, TPC-C), copying, safe to remove;
 #              2 powercut    profile check (stick edited), started by a press: QEMU killed during
 #                            the first fileio runs, as a power cut;
@@ -488,10 +491,10 @@ copy_stick_contents() {
 	(cd "$STICK_COPY" && find . -type f | sort) >"$STICK_COPY.files.txt"
 }
 
-# The stick's spindle.toml with another profile and autostart (the later boots run the short
-# `check` one; only the last boot starts by itself).
+# The stick's spindle.toml with another profile and autostart, and MariaDB alone (the later
+# boots run the short `check` one; only the last boot starts by itself).
 set_stick_config() {
-	sed -e "s/^profile = .*/profile = \"$1\"/" -e "s/^autostart = .*/autostart = $2/" \
+	sed -e "s/^profile = .*/profile = \"$1\"/" -e "s/^autostart = .*/autostart = $2/" -e '/^flavors = /d' \
 		"$IMAGE_DIR/test/stick/spindle.toml" >"$WORK/stick-spindle.toml"
 	grep -q "^profile = \"$1\"" "$WORK/stick-spindle.toml" && grep -q "^autostart = $2\$" "$WORK/stick-spindle.toml" ||
 		die "could not set profile $1 and autostart $2 in the stick's spindle.toml"
@@ -531,10 +534,36 @@ check_bundles() {
 	    if [p for p in phases if p["name"].startswith("tpcc-w") and p.get("status") == "ok"]:
 	        problems.append(f"{name}: {serial}: TPC-C measured after the disk was unplugged")
 
-	def complete_run(name, d, unplugged=None):
+	def per_server(name, serial, t, phases, page, summary, csv):
+	    # flavors = ["mariadb", "mysql"]: the database phases once per server, each server
+	    # recorded with its effective I/O variables, and every rendering naming both.
+	    servers = {s.get("flavor"): s for s in t.get("servers") or []}
+	    if sorted(servers) != ["MariaDB", "MySQL"]:
+	        problems.append(f"{name}: {serial}: servers {sorted(map(str, servers))}, expected MariaDB and MySQL")
+	        return
+	    if not servers["MySQL"].get("version", "").startswith(("8.", "9.")):
+	        problems.append(f"{name}: {serial}: MySQL version {servers['MySQL'].get('version')!r}")
+	    for flavor, s in servers.items():
+	        if not s.get("effective", {}).get("innodb_flush_method"):
+	            problems.append(f"{name}: {serial}: {flavor}'s effective I/O variables not recorded")
+	    for key in ("mariadb", "mysql"):
+	        for kind in ("oltp", "tpcc"):
+	            ran = [p["name"] for p in phases if p["name"].startswith(kind + "-") and p["name"].endswith("-" + key)
+	                   and p.get("status") == "ok" and p.get("result")]
+	            if not ran:
+	                problems.append(f"{name}: {serial}: no {kind} result on {key}")
+	            for phase in ran[:1]:
+	                for where, text in (("summary.txt", summary), ("results.csv", csv), ("report.html", page)):
+	                    if phase not in text:
+	                        problems.append(f"{name}: {serial}: {where} does not show {phase}")
+	    if not [p for p in phases if p["name"].startswith("oltp-") and p["name"].endswith("-mysql") and p.get("server_io")]:
+	        problems.append(f"{name}: {serial}: no OLTP phase on MySQL recorded the server's I/O counters")
+
+	def complete_run(name, d, unplugged=None, flavors=False):
 	    run = root / "spindle" / name
 	    problems.extend(f"{name}/{f} missing" for f in ("summary.txt", "results.csv", "report.html") if not (run / f).is_file())
-	    page = (run / "report.html").read_text() if (run / "report.html").is_file() else ""
+	    read = lambda f: (run / f).read_text() if (run / f).is_file() else ""
+	    page, summary, csv = read("report.html"), read("summary.txt"), read("results.csv")
 	    problems.extend(f"{name}: report.html does not name {s}" for s in (blank1, blank2) if s not in page)
 	    if d.get("schema_version") != 4:
 	        problems.append(f"{name}: schema_version {d.get('schema_version')} (checks written for 4)")
@@ -564,6 +593,8 @@ check_bundles() {
 	            problems.append(f"{name}: {serial}: the server's effective I/O variables not recorded: {servers!r}")
 	        if not [p for p in phases if p["name"].startswith("oltp-") and p.get("result") and p.get("server_io")]:
 	            problems.append(f"{name}: {serial}: no OLTP phase recorded the server's I/O counters")
+	        if flavors:
+	            per_server(name, serial, t, phases, page, summary, csv)
 	        if not t.get("smart") or not ("reason" in json.dumps(t["smart"]) or "power_on" in json.dumps(t["smart"])):
 	            problems.append(f"{name}: {serial}: SMART neither read nor explained: {t.get('smart')!r}")
 	    skipped_with_reasons(name, d, ((data, "holds data"), (usb2, "USB 2")))
@@ -574,7 +605,7 @@ check_bundles() {
 	    by_status.setdefault(d.get("status"), []).append(name)
 	first = sorted(runs)[0] if runs else None
 	if step == "first" and first:
-	    complete_run(first, runs[first])
+	    complete_run(first, runs[first], flavors=True)
 	if step == "after-cut":
 	    cut = by_status.get("interrupted", [])
 	    if len(cut) != 1:
@@ -622,7 +653,19 @@ first_bundle_unchanged() { (cd "$STICK_COPY" && sha256sum --quiet -c "$WORK/firs
 daemon_ran() { console_has '^\[ *[0-9.]+\] spindle\[[0-9]+\]: spindle: '; }
 guest_finished() { console_has 'SPINDLE-E2E: run finished' && console_has 'SPINDLE-E2E: failed-units count=0'; }
 
+# The image's Oracle MySQL: the wrapper is in the root partition and the shipped spindle.toml
+# names it in [mysqld.binaries] with the same line as the test-only virt-gpio.toml.
+image_names_its_mysql() {
+	local line='mysql = "/opt/spindle-mysql/spindle/bin/mysqld"' toml
+	toml=$(debugfs -R "cat /etc/spindle/spindle.toml" "$WORK/root.ext4" 2>/dev/null)
+	grep -qxF "$line" <<<"$toml" || { log "/etc/spindle/spindle.toml lacks the line $line"; return 1; }
+	debugfs -R "stat /opt/spindle-mysql/spindle/bin/mysqld" "$WORK/root.ext4" 2>/dev/null | grep -q 'Type: regular' ||
+		{ log "no /opt/spindle-mysql/spindle/bin/mysqld in the root partition"; return 1; }
+	grep -qxF "$line" "$IMAGE_DIR/rootfs-overlay/usr/local/share/spindle/e2e/virt-gpio.toml"
+}
+
 full_boot_first() {
+	check "first: the image carries Oracle MySQL and its spindle.toml names it" image_names_its_mysql
 	run_qemu first "" press_when "$PRESSABLE"
 	copy_stick_contents first
 	check "first: guest powered off by itself before the timeout" test "$QEMU_RC" -eq 0
@@ -632,7 +675,7 @@ full_boot_first() {
 	check "first: run finished, stick safe to remove, no failed systemd units" guest_finished
 	check "first: root filesystem mounted read-only" console_has 'SPINDLE-E2E: root-mount ro[,$]'
 	check "first: data partition grown to the card" console_has 'spindle-growdata: grew'
-	check "first: one complete bundle (fileio, OLTP, TpmC for both blank disks, skips with reasons)" check_bundles first
+	check "first: one complete bundle (fileio, OLTP, TpmC for both blank disks on MariaDB and MySQL, skips with reasons)" check_bundles first
 	check "first: bundle recorded for the later boots" record_first_bundle
 	check "first: LEDs ready, running (fileio, OLTP, TPC-C), copying, safe to remove, dark after the daemon (leds-first.txt)" \
 		check_leds first --expect "ready (2 disk(s))" --expect "running (Fileio)" --expect "running (Oltp)" \
