@@ -114,10 +114,19 @@ fn a_server_under_another_name_is_found_and_holds_no_inherited_descriptor() {
     // MySQL's wrapper calling the root's loader by its own name (ld-linux-…), not through the
     // symlink named mysqld, and telling it to call the program `db-server`: no "mysqld" in the
     // server's command line until its options.
-    let mysql = std::fs::read_to_string(mysql_server()).unwrap();
-    let root = mysql
+    // The wrapper finds its root from its own path (<root>/spindle/bin/mysqld); the copy lives
+    // elsewhere, so it is given the root instead.
+    let server = mysql_server();
+    let mysql = std::fs::read_to_string(&server).unwrap();
+    let root = server
+        .ancestors()
+        .nth(3)
+        .expect("the MySQL wrapper is <root>/spindle/bin/mysqld")
+        .display()
+        .to_string();
+    let find_root = mysql
         .lines()
-        .find_map(|l| l.strip_prefix("R="))
+        .find(|l| l.starts_with("R="))
         .expect("the MySQL wrapper sets R=");
     let link = "\"$R/spindle/ld/mysqld\"";
     assert!(mysql.contains(link), "{mysql}");
@@ -129,6 +138,7 @@ fn a_server_under_another_name_is_found_and_holds_no_inherited_descriptor() {
         .expect("the MySQL wrapper names the program with --argv0")
         .to_string();
     let renamed = mysql
+        .replace(find_root, &format!("R='{root}'"))
         .replace(&format!("--argv0 {argv0}"), "--argv0 db-server")
         .replace(link, &format!("'{}'", loader.display()));
     let wrapper = dir.path().join("db-server");
