@@ -75,6 +75,12 @@ fn pi4_sd_card_root_and_two_usb3_disks_on_the_vl805() {
         Some("usb-storage")
     );
     assert_eq!(hdd.rotational, Some(true));
+    // Both on the VL805, named by its PCI id; one controller for every port.
+    let vl805 = usb.controller.as_ref().unwrap();
+    assert_eq!(vl805.name, "VIA VL805");
+    assert_eq!(vl805.pci_address.as_deref(), Some("0000:01:00.0"));
+    assert!(usb.same_controller(hdd.usb.as_ref().unwrap()));
+    assert_eq!(usb.attachment(), "port 2-1 on VIA VL805, PCIe 0000:01:00.0");
     let sd = &d["mmcblk0"];
     assert_eq!(sd.transport, Some(Transport::Mmc));
     assert_eq!(sd.partitions.len(), 2);
@@ -392,4 +398,93 @@ fn pi5_one_controller_per_usb3_port_and_a_disk_used_by_a_loop_device() {
         .map(|h| h.name.as_str())
         .collect();
     assert_eq!(hubs, ["usb4"]);
+    // Raspberry Pi OS's layout: the RP1's controllers straight under the PCIe host bridge.
+    let (a, b) = (
+        d["sda"].usb.as_ref().unwrap(),
+        d["sdb"].usb.as_ref().unwrap(),
+    );
+    let names = [a, b].map(|u| u.controller.as_ref().unwrap().name.clone());
+    assert_eq!(
+        names,
+        [
+            "RP1 USB controller usb@40200000",
+            "RP1 USB controller usb@40300000"
+        ]
+    );
+    assert!(!a.same_controller(b));
+    assert_eq!(a.controller.as_ref().unwrap().pci_address, None);
+}
+
+fn usb(d: &BTreeMap<String, Disk>, name: &str) -> spindle::disk::UsbInfo {
+    d[name]
+        .usb
+        .clone()
+        .unwrap_or_else(|| panic!("{name} is not on USB"))
+}
+
+#[test]
+fn pi5_debian_kernel_rp1_controllers_below_the_pci_function() {
+    // Debian's 7.3.4: the RP1 is PCI function 0002:01:00.0 and its dwc3 controllers hang off
+    // it through pci-ep-bus@1, each with an xhci-hcd.N.auto (not Raspberry Pi OS's xhci-hcd.N).
+    let v = verdicts("pi5-debian-usb3", &DiskPolicy::default());
+    assert_eq!(
+        v.keys().collect::<Vec<_>>(),
+        ["mmcblk0", "sda", "sdb", "sdc"]
+    );
+    match reason(&v["mmcblk0"]) {
+        Exclusion::BootDevice { detail } => assert_eq!(detail, "mmcblk0p2 is mounted at /"),
+        other => panic!("{other}"),
+    }
+    assert_eq!(v["sda"], BLANK);
+    assert_eq!(v["sdb"], BLANK);
+    assert_eq!(
+        reason(&v["sdc"]),
+        &Exclusion::Usb2Link {
+            speed_mbps: 480.0,
+            usb3_capable: false
+        }
+    );
+
+    let d = disks("pi5-debian-usb3", false);
+    let (a, b, stick) = (usb(&d, "sda"), usb(&d, "sdb"), usb(&d, "sdc"));
+    assert_eq!(a.link_speed.unwrap().0, 5000.0);
+    assert_eq!(a.driver.as_deref(), Some("uas"));
+    let hubs: Vec<&str> = b.hubs.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(hubs, ["usb4"], "the USB3 port sits on its own root hub");
+    let ca = a.controller.as_ref().unwrap();
+    let cb = b.controller.as_ref().unwrap();
+    assert_eq!(ca.name, "RP1 USB controller usb@40200000");
+    assert_eq!(cb.name, "RP1 USB controller usb@40300000");
+    assert_eq!(ca.pci_address.as_deref(), Some("0002:01:00.0"), "the RP1");
+    assert!(ca.sysfs_path.ends_with("1f00200000.usb/xhci-hcd.0.auto"));
+    assert!(!a.same_controller(&b), "one controller per USB3 port");
+    // The stick is on bus 1, the SSD on bus 2: one controller all the same.
+    assert_ne!(stick.busnum, a.busnum);
+    assert!(stick.same_controller(&a));
+    assert_eq!(
+        a.attachment(),
+        "port 2-1 on RP1 USB controller usb@40200000 (its USB3 port), PCIe 0002:01:00.0"
+    );
+    assert_eq!(
+        stick.attachment(),
+        "port 1-2 on RP1 USB controller usb@40200000 (its USB 2 bus), PCIe 0002:01:00.0"
+    );
+    let sd = &d["mmcblk0"];
+    assert_eq!(sd.transport, Some(Transport::Mmc));
+    assert!(sd
+        .sysfs_path
+        .as_ref()
+        .unwrap()
+        .starts_with("/sys/devices/platform/soc@107c000000/1000fff000.mmc"));
+
+    // The table says where each disk is plugged in.
+    let reports: Vec<DiskReport> = d
+        .into_values()
+        .map(|d| DiskReport::new(d, &DiskPolicy::default()))
+        .collect();
+    let table = spindle::disk::render::render_table(&reports);
+    assert!(
+        table.contains("    attached: port 4-1 on RP1 USB controller usb@40300000 (its USB3 port)"),
+        "{table}"
+    );
 }

@@ -1,5 +1,5 @@
 //! The `spindle disks` table: one line per disk (device, id, model, size, link, driver,
-//! verdict), then its partitions, then any notes.
+//! verdict), then its partitions, where a USB disk is plugged in, then any notes.
 
 use super::discover::DiskReport;
 use crate::units::human_size;
@@ -45,6 +45,9 @@ fn details(r: &DiskReport, out: &mut String) {
             s.push_str(" (from the partition table; no kernel device)");
         }
         let _ = writeln!(out, "{s}");
+    }
+    if let Some(u) = &r.disk.usb {
+        let _ = writeln!(out, "    attached: {}", u.attachment());
     }
     if let Some(b) = &r.bridge {
         let tag = if b.is_flagged() { "warning" } else { "usb" };

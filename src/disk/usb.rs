@@ -1,6 +1,7 @@
 //! USB facts of a block device: the negotiated link speed (bounded by every hub on the way to
-//! the root hub), the storage driver (`uas` or `usb-storage`), VID:PID and strings, found by
-//! walking up sysfs from the block device to the `usb_device` directory.
+//! the root hub), the storage driver (`uas` or `usb-storage`), VID:PID and strings, and the host
+//! controller behind the root hub (the Pi 4's VL805, one of the Pi 5's two RP1 controllers),
+//! found by walking up sysfs from the block device to the `usb_device` directory and beyond.
 
 use crate::sys::SysRoot;
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,103 @@ pub struct UsbInfo {
     pub product: Option<String>,
     pub busnum: Option<u32>,
     pub devnum: Option<u32>,
+    /// The host controller the root hub belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<UsbController>,
+}
+
+/// The Pi 5's RP1 USB controllers: the platform device name the kernel gives each `snps,dwc3`
+/// node (its address translated to the CPU's, `%llx.%pOFn`) and the node. The same names under
+/// Raspberry Pi OS's kernel (`axi/1000120000.pcie/1f00200000.usb/xhci-hcd.0`) and Debian's
+/// mainline 7.x one (`…/0002:01:00.0/…pci-ep-bus@1/1f00200000.usb/xhci-hcd.N.auto`), whose
+/// `N` is handed out at run time and is not relied on (tests/fixtures/build.py has the sources).
+const RP1_CONTROLLERS: [(&str, &str); 2] = [
+    ("1f00200000.usb", "usb@40200000"),
+    ("1f00300000.usb", "usb@40300000"),
+];
+
+/// PCI xHCI controllers known by vendor:device id.
+const PCI_CONTROLLERS: [(&str, &str, &str); 1] = [("0x1106", "0x3483", "VIA VL805")];
+
+/// The RP1 as a PCI function (`pci1de4,1`), under the mainline kernel.
+const RP1_PCI_ID: (&str, &str) = ("0x1de4", "0x0001");
+
+/// The USB host controller behind a disk's root hub. Two disks on the same controller share its
+/// bandwidth, whichever of its buses (USB 2 or USB 3 root hub) each is on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsbController {
+    /// The host controller's sysfs directory (the root hub's parent): the controller's identity.
+    pub sysfs_path: PathBuf,
+    /// What it is: `RP1 USB controller usb@40200000`, `VIA VL805`, else the device's name.
+    pub name: String,
+    /// The PCI function of the controller, or of the RP1 that holds it (`0002:01:00.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_address: Option<String>,
+}
+
+/// `DDDD:BB:DD.F`, a PCI function's sysfs name.
+fn is_pci_function(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() == 12
+        && b[4] == b':'
+        && b[7] == b':'
+        && b[10] == b'.'
+        && name
+            .chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
+}
+
+/// Names the host controller whose sysfs directory is `hcd` (the root hub's parent): the RP1
+/// controller whose dwc3 device is on the path, else the PCI function nearest to it by its
+/// vendor:device id, else the directory's own name.
+pub fn controller_of(root: &SysRoot, hcd: &Path) -> UsbController {
+    let dirs: Vec<&Path> = hcd
+        .ancestors()
+        .take_while(|d| d.parent().is_some())
+        .collect();
+    let file_name = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned());
+    let pci = dirs
+        .iter()
+        .find(|d| file_name(d).is_some_and(|n| is_pci_function(&n)));
+    let pci_id = |d: &Path| {
+        (
+            root.read_attr(d.join("vendor")).unwrap_or_default(),
+            root.read_attr(d.join("device")).unwrap_or_default(),
+        )
+    };
+    let rp1 = dirs.iter().find_map(|d| {
+        let n = file_name(d)?;
+        RP1_CONTROLLERS.iter().find(|(dev, _)| *dev == n)
+    });
+    let name = if let Some((_, node)) = rp1 {
+        format!("RP1 USB controller {node}")
+    } else if let Some(p) = pci {
+        let (v, d) = pci_id(p);
+        match PCI_CONTROLLERS
+            .iter()
+            .find(|(pv, pd, _)| *pv == v && *pd == d)
+        {
+            Some((_, _, model)) => model.to_string(),
+            None if v.is_empty() => format!("PCI controller {}", file_name(p).unwrap_or_default()),
+            None => format!(
+                "PCI controller {}:{}",
+                v.trim_start_matches("0x"),
+                d.trim_start_matches("0x")
+            ),
+        }
+    } else {
+        file_name(hcd).unwrap_or_default()
+    };
+    // An RP1 controller is never a PCI function of its own: the one above it is the RP1.
+    let pci_address = pci
+        .filter(|p| rp1.is_none() || pci_id(p) == (RP1_PCI_ID.0.into(), RP1_PCI_ID.1.into()))
+        .and_then(|p| file_name(p));
+    UsbController {
+        sysfs_path: hcd.to_path_buf(),
+        name,
+        pci_address,
+    }
 }
 
 impl UsbInfo {
@@ -91,6 +189,40 @@ impl UsbInfo {
             self.vendor_id.as_deref()?,
             self.product_id.as_deref()?
         ))
+    }
+
+    /// True when both disks hang off the same host controller (not merely the same bus number:
+    /// each xHCI has a USB 2 and a USB 3 root hub, each with its own bus number).
+    pub fn same_controller(&self, other: &UsbInfo) -> bool {
+        match (&self.controller, &other.controller) {
+            (Some(a), Some(b)) => a.sysfs_path == b.sysfs_path,
+            _ => false,
+        }
+    }
+
+    /// Where the disk is plugged in, for a person: the port, the controller, and on a
+    /// controller with one USB 3 port (the Pi 5's RP1) which port that is.
+    pub fn attachment(&self) -> String {
+        let mut s = format!("port {}", self.port_path);
+        if let Some(c) = &self.controller {
+            s.push_str(&format!(" on {}", c.name));
+            let root_ss = self
+                .hubs
+                .last()
+                .and_then(|h| h.speed)
+                .is_some_and(LinkSpeed::is_superspeed);
+            if c.name.starts_with("RP1 ") {
+                s.push_str(if root_ss {
+                    " (its USB3 port)"
+                } else {
+                    " (its USB 2 bus)"
+                });
+            }
+            if let Some(p) = &c.pci_address {
+                s.push_str(&format!(", PCIe {p}"));
+            }
+        }
+        s
     }
 
     /// True when the device says it supports USB 3 (bcdUSB ≥ 3.00) or speaks UAS (a USB 3 feature
@@ -148,13 +280,16 @@ pub fn usb_info(root: &SysRoot, block_dir: &Path) -> Option<UsbInfo> {
         info.driver = root.link_name(iface.join("driver"));
         info.interface_protocol = root.read_attr(iface.join("bInterfaceProtocol"));
     }
-    // Every hub above bounds the link.
+    // Every hub above bounds the link; the root hub's parent is the host controller.
     let mut up = dev_dir.parent().map(Path::to_path_buf);
     while let Some(d) = up {
         if d == Path::new("/sys/devices") || d == Path::new("/") {
             break;
         }
         if is_usb_device(root, &d) {
+            if let Some(hcd) = d.parent() {
+                info.controller = Some(controller_of(root, hcd));
+            }
             info.hubs.push(UsbHop {
                 name: d
                     .file_name()
