@@ -114,6 +114,8 @@ pub struct LineEvent {
 const fn ioc(dir: u64, nr: u64, size: usize) -> u64 {
     (dir << 30) | ((size as u64) << 16) | (0xB4 << 8) | nr
 }
+// uAPI v2 only (and the chip info, which both versions share): Debian's 7.x kernels are built
+// without CONFIG_GPIO_CDEV_V1, so v1's requests (0x02-0x04, 0x08, 0x09, 0x0B) do not exist there.
 const IOC_READ: u64 = 2;
 const IOC_RW: u64 = 3;
 const GET_CHIPINFO: u64 = ioc(IOC_READ, 0x01, std::mem::size_of::<ChipInfo>());

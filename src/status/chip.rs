@@ -304,6 +304,64 @@ mod tests {
         );
     }
 
+    /// The Pi 5 under Debian's 7.x kernel. The SoC's two `brcm,brcmstb-gpio` nodes of
+    /// bcm2712-rpi-5-b.dtb (7.3.4), `gpio@7d508500` (bank widths 32, 22) and `gpio@7d517c00`
+    /// (17, 6), give one chip per bank, labelled with the node's full path (gpio-brcmstb's
+    /// label is `%pOF`, the only such format in 7.3.4's gpio-brcmstb.ko); their line counts
+    /// (32 per bank, the driver's MAX_GPIO_PER_BANK) and the order of the chips are inferred.
+    /// The RP1's `pinctrl-rp1` has 54 lines (gpio0..gpio53 in pinctrl-rp1.ko).
+    fn pi5_debian() -> Vec<ChipEntry> {
+        let mut c: Vec<ChipEntry> = [
+            "/soc@107c000000/gpio@7d508500",
+            "/soc@107c000000/gpio@7d508500",
+            "/soc@107c000000/gpio@7d517c00",
+            "/soc@107c000000/gpio@7d517c00",
+            "pinctrl-rp1",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| ChipEntry {
+            path: format!("/dev/gpiochip{i}").into(),
+            name: format!("gpiochip{i}"),
+            label: l.to_string(),
+            lines: 32,
+        })
+        .collect();
+        c[4].lines = 54;
+        c
+    }
+
+    #[test]
+    fn auto_finds_the_rp1_beside_the_pi5_soc_chips_on_debians_kernel() {
+        let c = pi5_debian();
+        let f = find_chip(&ChipSpec::Auto, &c, LED_KEYS).unwrap();
+        assert_eq!(
+            (f.label.as_str(), f.name.as_str(), f.lines),
+            ("pinctrl-rp1", "gpiochip4", 54)
+        );
+        // Header pins 17, 27, 22 (the default LEDs) and 53, the RP1's last line, exist there.
+        let lines: Vec<LineUse> = [17, 27, 22, 53].into_iter().map(green).collect();
+        assert!(check_lines(f, &lines).is_ok());
+        let e = check_lines(f, &[green(54)]).unwrap_err().to_string();
+        assert!(e.contains("which has lines 0-53"), "{e}");
+        // Loaded after the SoC's chips or before them, the RP1 is the one chosen.
+        let mut first = c.clone();
+        first.rotate_right(1);
+        let f = find_chip(&ChipSpec::Auto, &first, LED_KEYS).unwrap();
+        assert_eq!(
+            (f.label.as_str(), f.name.as_str()),
+            ("pinctrl-rp1", "gpiochip4")
+        );
+        // Without the RP1 (rp1_pci or pinctrl-rp1 not loaded) the SoC's chips are not taken.
+        let e = find_chip(&ChipSpec::Auto, &c[..4], LED_KEYS)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'/soc@107c000000/gpio@7d508500' (/dev/gpiochip0), 32 lines"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn label_name_and_path_select_a_chip() {
         let c = virt();
