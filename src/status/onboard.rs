@@ -14,6 +14,21 @@ pub fn parse_trigger(text: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Why a board shows no ACT/PWR LED, from its model and whether its device tree has a `leds`
+/// node: the Pi 5's mainline tree (Debian's kernels, bcm2712-rpi-5-b.dtb of 7.3.4) has none, so
+/// the kernel offers no on-board LED there.
+pub fn why_no_leds(model: &str, dt_has_leds: bool) -> String {
+    match (model, dt_has_leds) {
+        ("", _) | (_, true) => String::new(),
+        (m, false) if m.starts_with("Raspberry Pi 5") || m.starts_with("Raspberry Pi 500") => {
+            " (the Pi 5's mainline device tree, the one Debian's kernel ships, has no leds node: \
+             use [status] backend = \"gpio\" or \"console\")"
+                .into()
+        }
+        (_, false) => " (the device tree has no leds node)".into(),
+    }
+}
+
 struct Led {
     role: LedRole,
     dir: PathBuf,
@@ -68,8 +83,12 @@ impl OnboardLeds {
         }
         anyhow::ensure!(
             !leds.is_empty(),
-            "no on-board LEDs: neither {0}/ACT nor {0}/led0 nor {0}/PWR nor {0}/led1 exists",
-            class.display()
+            "no on-board LEDs: neither {0}/ACT nor {0}/led0 nor {0}/PWR nor {0}/led1 exists{1}",
+            class.display(),
+            why_no_leds(
+                &crate::sys::host::board_model(root).unwrap_or_default(),
+                root.join("proc/device-tree/leds").exists()
+            )
         );
         let roles = leds.iter().map(|l| l.role).collect();
         let files: Vec<PathBuf> = leds.iter().map(|l| l.dir.join("brightness")).collect();
@@ -189,5 +208,31 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let e = OnboardLeds::open(empty.path()).err().unwrap();
         assert!(e.to_string().contains("ACT"), "{e}");
+        assert!(
+            e.to_string().ends_with("led1 exists"),
+            "no model, no guess: {e}"
+        );
+    }
+
+    #[test]
+    fn the_pi5_on_debians_kernel_has_no_onboard_led_and_says_so() {
+        let pi5 = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(pi5.path().join("proc/device-tree")).unwrap();
+        std::fs::write(
+            pi5.path().join("proc/device-tree/model"),
+            "Raspberry Pi 5\0",
+        )
+        .unwrap();
+        let e = OnboardLeds::open(pi5.path()).err().unwrap().to_string();
+        assert!(
+            e.contains("Pi 5's mainline device tree") && e.contains("no leds node"),
+            "{e}"
+        );
+        assert!(e.contains("backend = \"gpio\""), "{e}");
+        assert_eq!(why_no_leds("Raspberry Pi 4 Model B Rev 1.5", true), "");
+        assert_eq!(
+            why_no_leds("Raspberry Pi 4 Model B Rev 1.5", false),
+            " (the device tree has no leds node)"
+        );
     }
 }

@@ -103,6 +103,34 @@ pub fn thermal_zone(root: &Path) -> Option<(std::path::PathBuf, String)> {
     Some((pick.clone(), kind(pick)))
 }
 
+/// Why there is no thermal zone, from the board's model and whether its device tree has a
+/// `thermal-zones` node. The Pi 5's mainline tree (Debian's kernels, bcm2712-rpi-5-b.dtb of
+/// 7.3.4) has none, so no driver can register the SoC's sensor; the Pi 4's has one, read by
+/// bcm2711_thermal.
+pub fn no_thermal_zone(model: &str, dt_has_thermal_zones: bool) -> String {
+    if !model.starts_with("Raspberry Pi") {
+        return "no thermal zone in /sys/class/thermal".into();
+    }
+    if dt_has_thermal_zones {
+        let driver = if model.starts_with("Raspberry Pi 4") || model.starts_with("Raspberry Pi 400")
+        {
+            "bcm2711_thermal"
+        } else {
+            "its driver"
+        };
+        return format!(
+            "no thermal zone: the device tree describes the SoC's sensor but {driver} is not loaded"
+        );
+    }
+    if model.starts_with("Raspberry Pi 5") || model.starts_with("Raspberry Pi 500") {
+        "no thermal zone: the Pi 5's mainline device tree (the one Debian's kernel ships) has no \
+         thermal node, so no driver reads the SoC's sensor"
+            .into()
+    } else {
+        "no thermal zone: this device tree has no thermal-zones node".into()
+    }
+}
+
 /// What can be read under `root`, and why not where not.
 pub fn probe(root: &Path) -> Sensors {
     let model = super::host::board_model(root).unwrap_or_default();
@@ -116,12 +144,7 @@ pub fn probe(root: &Path) -> Sensors {
             ),
         },
         None => Sensor::NotMeasured {
-            reason: if pi {
-                "no thermal zone: the SoC's thermal driver (bcm2711_thermal on a Pi 4) is not loaded"
-                    .into()
-            } else {
-                "no thermal zone in /sys/class/thermal".into()
-            },
+            reason: no_thermal_zone(&model, exists(root, "proc/device-tree/thermal-zones")),
         },
     };
     let undervoltage = match rpi_volt_dir(root) {
@@ -215,8 +238,50 @@ mod tests {
         let s = probe(d.path());
         assert!(s.undervoltage.measured());
         assert!(!s.temperature.measured());
-        assert!(s.temperature.reason().unwrap().contains("bcm2711_thermal"));
+        // The tree has no thermal-zones node here: say that, not a missing driver.
+        assert!(s
+            .temperature
+            .reason()
+            .unwrap()
+            .contains("no thermal-zones node"));
+        w(
+            "proc/device-tree/thermal-zones/cpu-thermal/polling-delay",
+            "",
+        );
+        let why = probe(d.path()).temperature.reason().unwrap().to_string();
+        assert_eq!(
+            why,
+            "no thermal zone: the device tree describes the SoC's sensor but bcm2711_thermal is not loaded"
+        );
         assert!(s.throttling.reason().unwrap().contains("get_throttled"));
+    }
+
+    #[test]
+    fn the_pi5_on_debians_kernel_says_why_temperature_is_not_measured() {
+        // bcm2712-rpi-5-b.dtb of 7.3.4: model "Raspberry Pi 5", no thermal node; the firmware
+        // node is there, so spindle's raspberrypi-hwmon module can register rpi_volt.
+        let (d, w) = tree();
+        w("proc/device-tree/model", "Raspberry Pi 5\0");
+        w(
+            "proc/device-tree/firmware/rpi-firmware/compatible",
+            "raspberrypi,bcm2835-firmware\0simple-mfd\0",
+        );
+        w("sys/class/hwmon/hwmon1/name", "rpi_volt\n");
+        w("sys/class/hwmon/hwmon1/in0_lcrit_alarm", "0\n");
+        let s = probe(d.path());
+        assert!(s.raspberry_pi && s.undervoltage.measured());
+        let why = s.temperature.reason().unwrap();
+        assert!(why.contains("Pi 5's mainline device tree"), "{why}");
+        assert!(!why.contains("bcm2711"), "no Pi 4 driver on a Pi 5: {why}");
+        assert!(s.throttling.reason().unwrap().contains("get_throttled"));
+        // Without the module, under-voltage is not measured either, and says why.
+        let (d, w) = tree();
+        w("proc/device-tree/model", "Raspberry Pi 5\0");
+        let why = probe(d.path()).undervoltage.reason().unwrap().to_string();
+        assert!(
+            why.contains("raspberrypi-hwmon driver is not loaded"),
+            "{why}"
+        );
     }
 
     #[test]
