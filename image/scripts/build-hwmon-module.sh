@@ -5,8 +5,8 @@
 #
 # Why: Debian's arm64 kernel has `# CONFIG_SENSORS_RASPBERRYPI_HWMON is not set`, so on the
 # image nothing reads the Pi's under-voltage flag (`in0_lcrit_alarm`, the kernel's
-# "Undervoltage detected!"). The driver's source is Debian's own linux-source-6.1 at exactly the
-# version of the image's kernel package; it is built against that kernel's headers (kbuild, as
+# "Undervoltage detected!"). The driver's source is Debian's own linux-source-X.Y (X.Y taken
+# from the kernel found in the tree) at exactly the version of the image's kernel package; it is built against that kernel's headers (kbuild, as
 # DKMS would), and everything installed for the build is purged again: the package set
 # afterwards is checked to be the one before.
 #
@@ -20,7 +20,7 @@ MODULE=raspberrypi-hwmon
 
 in_root() { chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@"; }
 
-# The one kernel in the tree: its ABI name (6.1.0-NN-arm64) and package version (6.1.x-y).
+# The one kernel in the tree: its ABI name (7.3.4+deb13-arm64, 6.1.0-NN-arm64).
 kernel_abi() {
 	local abis
 	abis=$(find "$ROOT/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n')
@@ -33,9 +33,11 @@ installed_packages() {
 }
 
 main() {
-	local abi version before after work src
+	local abi version series before after work src
 	abi=$(kernel_abi)
 	version=$(in_root dpkg-query -W -f='${Version}' "linux-image-$abi")
+	[[ $abi =~ ^([0-9]+\.[0-9]+)[.-] ]] || die "cannot read the kernel series (X.Y) from '$abi'"
+	series=${BASH_REMATCH[1]}
 	log "hwmon: building $MODULE for kernel $abi (linux $version)"
 	before=$(installed_packages)
 
@@ -43,20 +45,20 @@ main() {
 		"linux-headers-$abi=$version" gcc make >/dev/null ||
 		die "could not install linux-headers-$abi=$version, gcc and make in the tree"
 
-	# The driver's source: linux-source-6.1 at the kernel's version, one file taken on the host
+	# The driver's source: linux-source-X.Y at the kernel's version, one file taken on the host
 	# (xz is slow under emulation).
 	work=$ROOT/tmp/spindle-hwmon
 	rm -rf "$work"
 	mkdir -p "$work/src"
 	chmod 777 "$work" # apt-get download fetches as _apt
-	chroot "$ROOT" sh -c "cd /tmp/spindle-hwmon && apt-get download -q linux-source-6.1=$version" >/dev/null ||
-		die "linux-source-6.1=$version (the kernel's version) is not offered by the image's sources"
-	src=$(dpkg-deb --fsys-tarfile "$work"/linux-source-6.1_*.deb |
-		tar -xO ./usr/src/linux-source-6.1.tar.xz | tar -xJO "linux-source-6.1/$SRC_FILE")
-	[[ -n $src ]] || die "no $SRC_FILE in linux-source-6.1=$version"
+	chroot "$ROOT" sh -c "cd /tmp/spindle-hwmon && apt-get download -q linux-source-$series=$version" >/dev/null ||
+		die "linux-source-$series=$version (the kernel's version) is not offered by the image's sources"
+	src=$(dpkg-deb --fsys-tarfile "$work"/linux-source-${series}_*.deb |
+		tar -xO ./usr/src/linux-source-$series.tar.xz | tar -xJO "linux-source-$series/$SRC_FILE")
+	[[ -n $src ]] || die "no $SRC_FILE in linux-source-$series=$version"
 	printf '%s\n' "$src" >"$work/src/$MODULE.c"
 	echo "obj-m := $MODULE.o" >"$work/src/Makefile"
-	rm -f "$work"/linux-source-6.1_*.deb
+	rm -f "$work"/linux-source-${series}_*.deb
 
 	in_root make -s -C "/usr/src/linux-headers-$abi" M=/tmp/spindle-hwmon/src modules >&2 ||
 		die "building $MODULE against linux-headers-$abi failed"

@@ -12,6 +12,20 @@ OUT_DIR=${OUT_DIR:-$IMAGE_DIR/out}
 
 BOARD_DIR=$IMAGE_DIR/board/$BOARD
 
+# The archive lines the image is built from (and keeps in /etc/apt/sources.list).
+image_sources() {
+	local components=${COMPONENTS//,/ } suite
+	for suite in "$SUITE" "$SUITE-updates" "$BACKPORTS"; do
+		echo "deb $MIRROR $suite $components"
+	done
+	echo "deb $SECURITY_MIRROR $SUITE-security $components"
+}
+
+# Every package the image asks for, one word each (apt's pkg/suite spelling included).
+image_packages() {
+	echo "$PACKAGES_BOOT $PACKAGES_DB $PACKAGES_DISK $PACKAGES_EXTRA"
+}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
