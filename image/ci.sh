@@ -34,6 +34,7 @@ main() {
 	timed cross-smoke "$IMAGE_DIR/test/cross-smoke.sh"
 	# No .img.xz in CI (SPINDLE_IMAGE_XZ=0): the test boots the .img; `make -C image` makes both.
 	timed build-image env SPINDLE_IMAGE_XZ=0 nice -n 10 make -C "$IMAGE_DIR" image
+	timed boot-drivers-selftest "$IMAGE_DIR/test/check-boot-drivers-selftest.sh" "$IMAGE_DIR/build/staging"
 	timed leds-selftest python3 "$IMAGE_DIR/test/leds.py" selftest
 	timed e2e "$IMAGE_DIR/test/e2e.sh" --full
 	timed e2e-pi4 "$IMAGE_DIR/test/e2e.sh" --pi4

@@ -61,11 +61,23 @@ install_board_files() {
 	initrd=$(find "$fw" -maxdepth 1 -name 'initrd.img-*' -printf '%f\n' | sort -V | tail -n1)
 	[[ -n $kernel && -n $initrd ]] || die "no kernel/initrd in /boot/firmware (raspi-firmware hook did not run?)"
 	cmp -s "$fw/$initrd" "$STAGING/boot/$initrd" || die "/boot/firmware/$initrd differs from /boot/$initrd"
-	ls "$fw"/bcm2711-rpi-4-b.dtb >/dev/null || die "no Pi 4 device tree in /boot/firmware"
+	local dtb
+	for dtb in $BOARD_DTBS; do
+		[[ -f $fw/$dtb ]] || die "no $dtb in /boot/firmware: the kernel package does not ship it (a board of this card would not boot)"
+	done
 	sed -e "s/@KERNEL@/$kernel/" -e "s/@INITRD@/$initrd/" "$BOARD_DIR/config.txt" >"$fw/config.txt"
 	install -m 644 "$BOARD_DIR/cmdline.txt" "$fw/cmdline.txt"
 	# Keep raspi-firmware's hook from rewriting our cmdline.txt on a kernel update.
-	printf 'ROOTPART=LABEL=RASPIROOT\nCONSOLES="tty0 ttyS1,115200"\n' >"$STAGING/etc/default/raspi-firmware"
+	printf 'ROOTPART=LABEL=RASPIROOT\nCONSOLES="tty0 ttyAMA10,115200 ttyS1,115200"\n' >"$STAGING/etc/default/raspi-firmware"
+}
+
+# Every driver on each board's root path (its SD card, USB storage) is built in or in the initrd,
+# walked from the boards' device trees (scripts/check-boot-drivers.py): a module the initramfs
+# lacks fails the build here, naming the board, the node and the fix, instead of a card that
+# never finds its root on that board. Its table goes to the build log.
+check_boot_drivers() {
+	python3 "$IMAGE_DIR/scripts/check-boot-drivers.py" "$STAGING" >&2 ||
+		die "a board's root path needs a driver the initrd lacks (above)"
 }
 
 # Read-only root; volatile logs and temp; run data on its own journaled partition.
@@ -174,6 +186,7 @@ main() {
 	install_default_config
 	install_mysql
 	install_board_files
+	check_boot_drivers
 	configure_fstab
 	set_hostname
 	lock_root
