@@ -32,6 +32,7 @@ REQUIREMENTS=(
 	"mkfs.exfat exfatprogs"
 	"parted parted"
 	"xz xz-utils"
+	"bmaptool bmap-tools"                               # the .bmap beside the image (flashing)
 	"qemu-system-aarch64 qemu-system-arm"               # the e2e boot test
 	"qemu-img qemu-utils"                               # e2e: copy-on-write SD card
 	"fdtput device-tree-compiler"                       # e2e: the DTB edits for -M raspi4b

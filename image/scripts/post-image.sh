@@ -29,6 +29,14 @@ compress_image() {
 	xz -T0 -3 -k "$OUT_DIR/$IMAGE_NAME.img"
 }
 
+# A block map beside the image: `bmaptool copy` writes only the blocks that hold data and checks
+# each range's checksum as it goes.
+write_bmap() {
+	rm -f "$OUT_DIR/$IMAGE_NAME.bmap"
+	bmaptool -q create -o "$OUT_DIR/$IMAGE_NAME.bmap.tmp" "$OUT_DIR/$IMAGE_NAME.img"
+	mv "$OUT_DIR/$IMAGE_NAME.bmap.tmp" "$OUT_DIR/$IMAGE_NAME.bmap"
+}
+
 write_checksums() {
 	(cd "$OUT_DIR" && sha256sum "$IMAGE_NAME.img" >"$IMAGE_NAME.img.sha256")
 	[[ -f $OUT_DIR/$IMAGE_NAME.img.xz ]] || return 0
@@ -36,14 +44,15 @@ write_checksums() {
 }
 
 main() {
-	require_tools genimage mkdosfs mcopy mke2fs xz
+	require_tools genimage mkdosfs mcopy mke2fs xz bmaptool
 	local t=$SECONDS
 	write_genimage_config
 	run_genimage
 	log "genimage: $((SECONDS - t)) s"
 	t=$SECONDS
+	write_bmap
 	compress_image
-	log "xz: $((SECONDS - t)) s"
+	log "bmap, xz: $((SECONDS - t)) s"
 	write_checksums
 	log "image: $OUT_DIR/$IMAGE_NAME.img ($(du -h --apparent-size "$OUT_DIR/$IMAGE_NAME.img" | cut -f1) nominal," \
 		"$(du -h "$OUT_DIR/$IMAGE_NAME.img" | cut -f1) allocated), .img.xz" \
