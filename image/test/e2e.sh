@@ -1,5 +1,5 @@
 #!/bin/bash
-# Emulated end-to-end test of the SD-card image: boots image/out/spindle-rpi4-arm64.img under
+# Emulated end-to-end test of the SD-card image: boots image/out/spindle-rpi-arm64.img under
 # qemu-system-aarch64 -M virt with USB disks on qemu-xhci/usb-ehci, waits (bounded) for the
 # guest to power off, then checks the results on the host without mounting anything.
 #
@@ -51,10 +51,10 @@ set -euo pipefail
 IMAGE_DIR=$(cd "$(dirname "$0")/.." && pwd)
 REPO_DIR=$(cd "$IMAGE_DIR/.." && pwd)
 MODE=auto
-IMAGE=$IMAGE_DIR/out/spindle-rpi4-arm64.img
+IMAGE=$IMAGE_DIR/out/spindle-rpi-arm64.img
 TIMEOUT=
 WORK=$IMAGE_DIR/build/e2e
-BOOT_OFFSET=$((4 * 1024 * 1024))   # partition 1 of board/rpi4-arm64/genimage.cfg
+BOOT_OFFSET=$((4 * 1024 * 1024))   # partition 1 of board/rpi-arm64/genimage.cfg
 export MTOOLS_SKIP_CHECK=1
 
 # Serial numbers the guest sees (USB serial; for usb-uas, the bridge's serial).
@@ -745,6 +745,10 @@ pi4_boot() {
 		console_has 'spindle: status: GPIO LEDs on chip .*pinctrl-bcm2711.*green line 17, yellow line 27, red line 22'
 	check "pi4: no 'Permission denied' from the status or button setup" bash -c "! grep -aE 'spindle: (status|button): .*Permission denied' '$CONSOLE.txt'"
 	check "pi4: the button's line was requested on pinctrl-bcm2711 (presses: virt only)" console_has 'spindle: button: GPIO line 26 on chip .*pinctrl-bcm2711'
+	check "pi4: the initramfs recorded the devices still deferred when it handed the root over" \
+		console_has 'SPINDLE-E2E: deferred-at-root count='
+	check "pi4: no device on a root path (SD/MMC, USB, PCIe) deferred on a supplier whose driver was not in the initramfs" \
+		bash -c "! grep -aE 'SPINDLE-E2E: deferred-at-root device=[^ ]*(mmc|usb|pcie|sdhci|xhci)[^ ]* .*loaded-at-root=no' '$CONSOLE.txt'"
 	check "pi4: raspberrypi-hwmon built for the booted kernel (vermagic)" hwmon_module_matches_kernel
 	check "pi4: raspberrypi-hwmon loaded" console_has 'SPINDLE-E2E: hwmon-module loaded=yes'
 	check "pi4: the driver bound: the firmware answered get-throttled and rpi_volt reads in0_lcrit_alarm" \
