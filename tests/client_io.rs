@@ -1,21 +1,19 @@
 //! The measured loop's connections taken out of tokio's reactor (the vendored mysql_async's
-//! `Conn::set_blocking_io`): read through io_uring (`db::uring`), or written and read by
-//! spindle's own protocol code on a blocking socket (`db::wire`, OLTP's default), against a
-//! real MariaDB started by spindle's provisioning (`tests/common`): the protocol stays in step
-//! over the unix socket and TCP (large results and requests, several result sets, errors, both
-//! paths on one connection), a server that stops answering is a lost connection after the read
-//! timeout (directly and in an OLTP run), and a run blocked on such a server still stops and
-//! aborts in time.
+//! `Conn::set_blocking_io`) and written and read by spindle's own protocol code on a blocking
+//! socket (`db::wire`, the default), the replies awaited in the thread's io_uring or epoll
+//! instance, against a real MariaDB started by spindle's provisioning (`tests/common`): the
+//! protocol stays in step over the unix socket and TCP (large results and requests, several
+//! result sets, errors, both paths on one connection), a server that stops answering is a
+//! lost connection after the read timeout (directly and in an OLTP run), and a run blocked on
+//! such a server still stops and aborts in time.
 
 mod common;
 
 use common::{diagnostics_say, free_tcp_port, TestServer};
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Params, Value};
-use spindle::db::sockets::read_through_io_uring;
-use spindle::db::wire::Wait;
+use spindle::db::ringdrive;
 use spindle::db::{classify, wire, ErrorClass, IgnoreErrors, Param};
-use spindle::db::{sharedring, threadepoll};
 use spindle::engine::{Controller, Counters, Silent};
 use spindle::oltp::{self, ClientIo, OltpConfig, Workload};
 use spindle::provision::mysqld;
@@ -30,8 +28,6 @@ fn config(srv: &TestServer) -> OltpConfig {
         time_s: 0,
         events: 0,
         connection: srv.connection(),
-        // the io_uring path is what most of this file tests (OLTP's default is direct)
-        client_io: ClientIo::Uring,
         ..Default::default()
     }
 }
@@ -102,8 +98,8 @@ async fn prepare(srv: &TestServer) {
         .expect("prepare failed");
 }
 
-/// The exchanges of `dropped_results_keep_the_protocol_in_step` (tests/oltp.rs) and more, on
-/// a connection read through io_uring.
+/// The exchanges of `dropped_results_keep_the_protocol_in_step` (tests/oltp.rs) and more,
+/// through mysql_async on a connection whose socket spindle's wire also uses.
 async fn exchanges(conn: &mut Conn) {
     conn.query_drop("DROP TABLE IF EXISTS t").await.unwrap();
     conn.query_drop("CREATE TABLE t (id INT PRIMARY KEY, c CHAR(120) NOT NULL)")
@@ -203,42 +199,6 @@ async fn aborted_clients(srv: &TestServer) -> u64 {
     n
 }
 
-#[tokio::test]
-async fn the_protocol_stays_in_step_through_io_uring_over_socket_and_tcp() {
-    let port = free_tcp_port();
-    let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
-    let tcp = srv.tcp_opts(port);
-    let endpoints = [("unix socket", srv.opts()), ("TCP", tcp)];
-    for ((what, opts), link) in endpoints.iter().flat_map(|e| [(e, true), (e, false)]) {
-        let what = format!("{what}, requests linked: {link}");
-        let mut conn = Conn::new(opts.clone()).await.unwrap();
-        let moved = read_through_io_uring(&mut conn, Duration::from_secs(30), link)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert!(
-            moved.is_some(),
-            "{what}: a plain socket must move to io_uring"
-        );
-        assert!(
-            !link || moved == Some(true),
-            "{what}: this kernel links (5.17+)"
-        );
-        // A second call finds nothing to move.
-        let again = read_through_io_uring(&mut conn, Duration::from_secs(30), link).unwrap();
-        assert_eq!(again, None);
-        exchanges(&mut conn).await;
-        // COM_QUIT has no reply either: it must still reach the server before the socket
-        // closes.
-        let aborted = aborted_clients(&srv).await;
-        conn.disconnect().await.unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        assert_eq!(
-            aborted_clients(&srv).await,
-            aborted,
-            "{what}: quit without COM_QUIT"
-        );
-    }
-}
-
 /// Statements through `wire` on a connection mysql_async also uses, checked through mysql_async.
 async fn wire_exchanges(conn: &mut Conn, w: &mut wire::Wire, what: &str) {
     conn.query_drop("DROP TABLE IF EXISTS w").await.unwrap();
@@ -325,66 +285,25 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
     let port = free_tcp_port();
     let srv = TestServer::start_with(|s| s.tcp_port = Some(port)).await;
     let tcp = srv.tcp_opts(port);
-    // Each statement through io_uring (a thread's only connection where the kernel allows),
-    // through epoll, and, for a thread's several connections, through the thread's io_uring,
-    // in the thread's epoll instance or awaited in the runtime's reactor.
+    // Each statement through the thread's io_uring and through its epoll instance.
     let ways = [
-        (
-            "unix socket, io_uring",
-            srv.opts(),
-            Wait::Ring,
-            Own::Nothing,
-        ),
-        ("unix socket, epoll", srv.opts(), Wait::Epoll, Own::Nothing),
-        (
-            "unix socket, the thread's io_uring",
-            srv.opts(),
-            Wait::Shared,
-            Own::Ring,
-        ),
-        (
-            "unix socket, the thread's epoll",
-            srv.opts(),
-            Wait::Shared,
-            Own::Epoll,
-        ),
-        (
-            "unix socket, the reactor",
-            srv.opts(),
-            Wait::Shared,
-            Own::Nothing,
-        ),
-        ("TCP, io_uring", tcp.clone(), Wait::Ring, Own::Nothing),
-        ("TCP, epoll", tcp.clone(), Wait::Epoll, Own::Nothing),
-        (
-            "TCP, the thread's io_uring",
-            tcp.clone(),
-            Wait::Shared,
-            Own::Ring,
-        ),
-        (
-            "TCP, the thread's epoll",
-            tcp.clone(),
-            Wait::Shared,
-            Own::Epoll,
-        ),
-        ("TCP, the reactor", tcp, Wait::Shared, Own::Nothing),
+        ("unix socket, the thread's io_uring", srv.opts(), Own::Ring),
+        ("unix socket, the thread's epoll", srv.opts(), Own::Epoll),
+        ("TCP, the thread's io_uring", tcp.clone(), Own::Ring),
+        ("TCP, the thread's epoll", tcp, Own::Epoll),
     ];
-    for (what, opts, wait, own) in ways {
+    for (what, opts, own) in ways {
         own.install(Duration::from_secs(30));
         let mut conn = Conn::new(opts.clone()).await.unwrap();
-        let mut w = wire::attach(&mut conn, Duration::from_secs(30), wait)
+        let mut w = wire::attach(&mut conn, Duration::from_secs(30))
             .unwrap_or_else(|e| panic!("{what}: {e}"))
             .unwrap_or_else(|| panic!("{what}: a plain socket must move"));
         assert_eq!(
-            w.uses_ring(),
-            wait == Wait::Ring,
+            w.shares_ring(),
+            own == Own::Ring,
             "{what}: this kernel gave no io_uring"
         );
-        assert_eq!(w.shares_thread(), wait == Wait::Shared, "{what}");
-        assert_eq!(w.shares_ring(), own == Own::Ring, "{what}");
-        assert_eq!(w.shares_epoll(), own == Own::Epoll, "{what}");
-        assert!(wire::attach(&mut conn, Duration::from_secs(30), wait)
+        assert!(wire::attach(&mut conn, Duration::from_secs(30))
             .unwrap()
             .is_none());
         wire_exchanges(&mut conn, &mut w, what).await;
@@ -403,7 +322,7 @@ async fn the_measured_statements_go_over_the_wire_in_step_with_mysql_async() {
     Own::Nothing.install(Duration::ZERO);
 }
 
-/// What a test thread has of its own for its wires that share it.
+/// What a test thread has of its own for its wires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Own {
     Nothing,
@@ -414,12 +333,12 @@ enum Own {
 impl Own {
     /// Only this, for connections with read timeout `timeout`.
     fn install(self, timeout: Duration) {
-        sharedring::remove();
-        threadepoll::remove();
-        match self {
-            Own::Nothing => {}
-            Own::Ring => assert!(sharedring::install(timeout), "no io_uring"),
-            Own::Epoll => assert!(threadepoll::install(timeout), "no epoll instance"),
+        ringdrive::remove();
+        if self != Own::Nothing {
+            assert!(
+                ringdrive::install(timeout, self == Own::Ring),
+                "no epoll instance"
+            );
         }
     }
 }
@@ -427,23 +346,13 @@ impl Own {
 #[tokio::test]
 async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_read_timeout() {
     let srv = TestServer::start().await;
-    let ways = [
-        (Wait::Ring, Own::Nothing),
-        (Wait::Epoll, Own::Nothing),
-        (Wait::Shared, Own::Ring),
-        (Wait::Shared, Own::Epoll),
-        (Wait::Shared, Own::Nothing),
-    ];
-    for (wait, own) in ways {
+    for own in [Own::Ring, Own::Epoll] {
         own.install(Duration::from_millis(1500));
         let mut conn = Conn::new(srv.opts()).await.unwrap();
-        let mut w = wire::attach(&mut conn, Duration::from_millis(1500), wait)
+        let mut w = wire::attach(&mut conn, Duration::from_millis(1500))
             .unwrap()
             .unwrap();
-        assert_eq!(w.uses_ring(), wait == Wait::Ring);
-        assert_eq!(w.shares_thread(), wait == Wait::Shared);
         assert_eq!(w.shares_ring(), own == Own::Ring);
-        assert_eq!(w.shares_epoll(), own == Own::Epoll);
         w.query("SELECT 1").await.unwrap();
         let started = Instant::now();
         let stopped = Stopped(&srv);
@@ -459,7 +368,7 @@ async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_r
         ));
         // A slow statement inside the timeout is not cut off.
         let mut conn = Conn::new(srv.opts()).await.unwrap();
-        let mut w = wire::attach(&mut conn, Duration::from_secs(5), wait)
+        let mut w = wire::attach(&mut conn, Duration::from_secs(5))
             .unwrap()
             .unwrap();
         w.query("SELECT SLEEP(2)").await.unwrap();
@@ -468,85 +377,23 @@ async fn a_server_that_stops_answering_the_wire_is_a_lost_connection_after_the_r
     Own::Nothing.install(Duration::ZERO);
 }
 
-#[tokio::test]
-async fn a_server_that_stops_answering_is_a_lost_connection_after_the_read_timeout() {
-    let srv = TestServer::start().await;
-    let mut conn = Conn::new(srv.opts()).await.unwrap();
-    read_through_io_uring(&mut conn, Duration::from_millis(1500), true).unwrap();
-    let one: Option<u8> = conn.query_first("SELECT 1").await.unwrap();
-    assert_eq!(one, Some(1));
-    // A reply that takes longer than the timeout is cut off too: the timeout is per reply.
-    let started = Instant::now();
-    let stopped = Stopped(&srv);
-    signal_server(&srv, libc::SIGSTOP);
-    let e = conn.query_drop("SELECT 1").await.unwrap_err();
-    let waited = started.elapsed();
-    drop(stopped);
-    assert_cut_off_by_the_read_timeout(&e, waited);
-    // The connection is closed now, as after any I/O error.
-    let again = conn.query_drop("SELECT 1").await.unwrap_err();
-    assert!(
-        matches!(
-            classify(&again, &IgnoreErrors::default()),
-            ErrorClass::Lost(_)
-        ),
-        "{again}"
-    );
-    assert!(again.to_string().contains("closed"), "{again}");
-    // A slow statement inside the timeout is not cut off.
-    let mut conn = Conn::new(srv.opts()).await.unwrap();
-    read_through_io_uring(&mut conn, Duration::from_secs(5), true).unwrap();
-    conn.query_drop("SELECT SLEEP(2)").await.unwrap();
-    conn.disconnect().await.unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
+async fn an_oltp_run_waits_as_chosen_and_a_stopped_server_ends_it() {
     let srv = TestServer::start().await;
     prepare(&srv).await;
-    // Every connection of a --client-io=uring run is read through io_uring, of a direct run
-    // (the default) written and read by spindle; the reactor's are not.
-    // The default puts both connections on one thread, through the thread's own io_uring (in
-    // an epoll instance of the thread's with direct-thread-epoll, in its reactor with
-    // direct-reactor); with a thread each, direct goes through each connection's ring.
+    // Every connection of a direct run (the default) is written and read by spindle, the
+    // replies awaited in the client thread's io_uring (in its epoll instance with
+    // direct-epoll), whether the thread drives two connections (the default) or one; the
+    // reactor's are not.
     const DIRECT: &str = "statements sent and replies read by spindle on ";
+    const RING: &str = "(one io_uring_enter on the client thread's io_uring";
+    const EPOLL: &str =
+        "(one send and one receive per statement, one wait in the client thread's epoll";
     for (io, client_threads, note, how) in [
-        (
-            ClientIo::Uring,
-            0,
-            "replies received through io_uring on ",
-            "",
-        ),
-        (
-            ClientIo::Direct,
-            0,
-            DIRECT,
-            "sharing client threads and each thread's io_uring",
-        ),
-        (
-            ClientIo::DirectThreadEpoll,
-            0,
-            DIRECT,
-            "sharing client threads (one send",
-        ),
-        (
-            ClientIo::DirectReactor,
-            0,
-            DIRECT,
-            "sharing client threads (one send",
-        ),
-        (
-            ClientIo::Direct,
-            2,
-            DIRECT,
-            "(one io_uring_enter per statement",
-        ),
-        (
-            ClientIo::DirectEpoll,
-            2,
-            DIRECT,
-            "(one send, one wait and one receive",
-        ),
+        (ClientIo::Direct, 0, DIRECT, RING),
+        (ClientIo::DirectEpoll, 0, DIRECT, EPOLL),
+        (ClientIo::Direct, 2, DIRECT, RING),
+        (ClientIo::DirectEpoll, 2, DIRECT, EPOLL),
         (ClientIo::Reactor, 0, "writable wake-ups dropped on ", ""),
     ] {
         let mut c = config(&srv);
@@ -571,11 +418,9 @@ async fn an_oltp_run_reads_through_io_uring_and_a_stopped_server_ends_it() {
     // A server that stops answering: every statement in flight times out (2013), reconnecting
     // finds no answer either, and the run ends with the error and the work done before.
     for (io, client_threads) in [
-        (ClientIo::Uring, 0),
         (ClientIo::Direct, 0),
         (ClientIo::Direct, 2),
-        (ClientIo::DirectThreadEpoll, 0),
-        (ClientIo::DirectReactor, 0),
+        (ClientIo::DirectEpoll, 0),
         (ClientIo::DirectEpoll, 2),
     ] {
         stopped_server_ends_the_run(&srv, io, client_threads).await;
@@ -618,15 +463,14 @@ async fn stopped_server_ends_the_run(srv: &TestServer, io: ClientIo, client_thre
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_waiting_in_io_uring_or_recv_stops_and_aborts_in_time() {
+async fn a_run_waiting_in_io_uring_or_epoll_stops_and_aborts_in_time() {
     let srv = TestServer::start().await;
     prepare(&srv).await;
     for (io, client_threads) in [
-        (ClientIo::Uring, 0),
         (ClientIo::Direct, 0),
-        (ClientIo::DirectThreadEpoll, 0),
-        (ClientIo::DirectReactor, 0),
+        (ClientIo::DirectEpoll, 0),
         (ClientIo::Direct, 2),
+        (ClientIo::Reactor, 0),
     ] {
         stops_and_aborts_in_time(&srv, io, client_threads).await;
     }

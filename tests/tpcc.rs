@@ -255,9 +255,9 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
     assert_all_pass(&check(&cfg).await, true);
 
     // The batched statements keep every condition too, here through tokio's reactor (two
-    // connections per client thread); tpcc_start's through io_uring (--client-io=uring, one
-    // connection per thread again) and through spindle's client with two connections per
-    // thread, through the thread's own io_uring (db::sharedring).
+    // connections per client thread); tpcc_start's through spindle's client waiting in each
+    // thread's epoll instance (--client-io=direct-epoll, one connection per thread) and with
+    // two connections per thread, through the thread's own io_uring (db::sharedring).
     for (statements, io, threads, note, time_s) in [
         (
             Statements::Batched,
@@ -268,17 +268,18 @@ async fn prepare_check_run_check_and_a_row_broken_by_hand() {
         ),
         (
             Statements::TpccMysql,
-            ClientIo::Uring,
+            ClientIo::DirectEpoll,
             0,
-            "replies received through io_uring on 4 connections",
+            "statements sent and replies read by spindle on 4 connections (one send and one \
+             receive per statement, one wait in the client thread's epoll instance",
             3,
         ),
         (
             Statements::TpccMysql,
             ClientIo::Direct,
             2,
-            "statements sent and replies read by spindle on 4 connections sharing client \
-             threads and each thread's io_uring",
+            "statements sent and replies read by spindle on 4 connections (one io_uring_enter \
+             on the client thread's io_uring",
             3,
         ),
     ] {

@@ -159,24 +159,8 @@ pub struct OltpArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, default_value_t = 30.0)]
     pub reconnect_timeout: f64,
-    /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
-    #[arg(long, hide = true)]
-    pub keep_write_wakeups: bool,
-    /// How the run's connections send statements and wait for replies, for A/B measurements:
-    /// direct (the default: a thread's only connection is written and read by spindle's own
-    /// protocol code, each statement with its reply in one io_uring_enter), direct-epoll (the
-    /// same with a send, an epoll wait and a receive), reactor (mysql_async on tokio's epoll),
-    /// uring (mysql_async read through io_uring, the request sent in the same system call) or
-    /// uring-send (the request by its own send); direct-reactor and direct-thread-epoll: as
-    /// direct, a thread's several connections waiting in its tokio reactor or in an epoll
-    /// instance of the thread's instead of its io_uring; direct-ring: as direct, without the
-    /// epoll fallback.
-    #[arg(
-        long,
-        hide = true,
-        value_name = "direct|direct-epoll|direct-reactor|direct-ring|direct-thread-epoll|reactor|uring|uring-send"
-    )]
-    pub client_io: Option<String>,
+    #[command(flatten)]
+    pub io: ClientIoArgs,
     /// OS threads driving the connections (0 = one per two connections, whose replies each
     /// thread awaits together; sysbench runs one per connection).
     #[arg(long, default_value_t = 0)]
@@ -187,4 +171,26 @@ pub struct OltpArgs {
     /// Also save the result document (JSON) to this file, atomically.
     #[arg(long)]
     pub save: Option<std::path::PathBuf>,
+}
+
+/// The hidden flags of `oltp run` and `tpcc run` that choose how the measured statements'
+/// replies are awaited, for A/B measurements.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ClientIoArgs {
+    /// Keep tokio's writable wake-ups on the run's sockets (with --client-io=reactor).
+    #[arg(long, hide = true)]
+    pub keep_write_wakeups: bool,
+    /// How the run's connections send statements and await replies: direct (the default:
+    /// spindle's own protocol code, the replies awaited in the client thread's io_uring, else
+    /// its epoll instance), direct-epoll (the same, always in the epoll instance) or reactor
+    /// (mysql_async on tokio's epoll, the baseline).
+    #[arg(long, hide = true, value_name = "direct|direct-epoll|reactor")]
+    pub client_io: Option<String>,
+}
+
+impl ClientIoArgs {
+    /// The way `--client-io` names; an old word is refused, naming the kept ones.
+    pub fn client_io(&self) -> anyhow::Result<crate::db::ClientIo> {
+        crate::db::ClientIo::from_flag(self.client_io.as_deref())
+    }
 }

@@ -103,23 +103,8 @@ pub struct TpccArgs {
     /// with the hidden --client-io=reactor).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub client_threads: u32,
-    /// Keep tokio's writable wake-ups on the run's sockets (for A/B measurements).
-    #[arg(long, hide = true)]
-    pub keep_write_wakeups: bool,
-    /// How the run's connections wait for replies, for A/B measurements: direct (the default:
-    /// a thread's only connection has its statements written and read by spindle itself, each
-    /// with its reply in one io_uring_enter), direct-epoll (the same with a send, an epoll wait
-    /// and a receive), direct-reactor and direct-thread-epoll (as direct, a thread's several
-    /// connections waiting in its tokio reactor or in an epoll instance of the thread's instead
-    /// of its io_uring), direct-ring (as direct, without the epoll fallback), reactor (tokio's epoll), uring (mysql_async read through
-    /// io_uring, the request sent in the same system call) or uring-send (the request by its own
-    /// send).
-    #[arg(
-        long,
-        hide = true,
-        value_name = "direct|direct-epoll|direct-reactor|direct-ring|direct-thread-epoll|reactor|uring|uring-send"
-    )]
-    pub client_io: Option<String>,
+    #[command(flatten)]
+    pub io: super::oltp::ClientIoArgs,
     /// tpcc_load's -l/-m/-n (partial loads) and tpcc_start's -m/-o (several schemas): not
     /// supported, refused with an explanation.
     #[arg(short = 'm', hide = true, value_name = "N")]

@@ -163,9 +163,9 @@ pub fn config_from_args(
         replace: args.replace,
         connection,
         client_threads: args.client_threads,
-        skip_write_wakeups: !args.keep_write_wakeups,
+        skip_write_wakeups: !args.io.keep_write_wakeups,
         statements,
-        client_io: crate::db::ClientIo::from_flag(args.client_io.as_deref())?,
+        client_io: args.io.client_io()?,
     };
     if warehouses > u32::MAX as u64 {
         return Err(crate::tpcc::TpccError::Warehouses(warehouses).into());
@@ -297,7 +297,7 @@ mod tests {
         );
         let e = io(&["--client-io=epoll"]).unwrap_err().to_string();
         assert!(
-            e.contains("--client-io epoll: use direct, direct-epoll, reactor"),
+            e.contains("--client-io epoll: use direct (the default), direct-epoll or reactor"),
             "{e}"
         );
         let a = parse(&["--statements=batched", "--layout=2011", "--format=json"]).unwrap();

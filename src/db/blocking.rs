@@ -1,7 +1,6 @@
 //! The socket under the direct client ([`super::wire`]): made blocking with the read timeout,
-//! plain `send`/`recv` calls on it, the epoll instance the measured loop waits in, and the
-//! [`BlockingSocket`] through which mysql_async keeps using the same descriptor. The io_uring
-//! socket ([`super::uring`]) shares the shutdown and idle check.
+//! plain `send`/`recv` calls on it, the epoll and timer descriptors the client threads wait
+//! with, and the [`BlockingSocket`] through which mysql_async keeps using the same descriptor.
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -170,64 +169,6 @@ unsafe impl mysql_async::BlockingIo for BlockingSocket {
     }
 }
 
-/// Where the direct client waits for a reply: an epoll instance watching the socket for
-/// EPOLLIN (level-triggered) and a periodic timer (a timerfd) that ticks every eighth of the read
-/// timeout for the connection's whole life.
-///
-/// The wait itself has no timeout. An `epoll_wait` given one arms and cancels a kernel hrtimer
-/// on every statement (counted over fixed work: 0.99 `timer:hrtimer_start` per point_select,
-/// sysbench's client 0.007, since libmariadb polls without a timeout unless one is set; the
-/// client's CPU per query fell to 0.91x, BENCHMARKS.md). Instead the timer that is already
-/// running is consulted: a wait that has seen ticks a read timeout apart gives up. It never
-/// gives up early (its first tick came after it began) and at most one tick late.
-#[derive(Debug)]
-pub(super) struct Waiter {
-    ep: OwnedFd,
-    tick: Ticker,
-}
-
-/// The epoll data of the socket's entry and of the timer's.
-const SOCKET_READY: u64 = 0;
-const TICK: u64 = 1;
-
-impl Waiter {
-    /// A waiter for socket `fd`; `None` if the kernel refuses an epoll instance or a timerfd (the
-    /// reply is then awaited in a blocking `recv` with the socket's receive timeout).
-    pub(super) fn new(fd: &OwnedFd, timeout: Duration) -> Option<Waiter> {
-        let tick = Ticker::new(timeout)?;
-        let ep = epoll_instance()?;
-        for (f, data) in [(fd.as_raw_fd(), SOCKET_READY), (tick.fd(), TICK)] {
-            epoll_ctl(&ep, libc::EPOLL_CTL_ADD, f, libc::EPOLLIN as u32, data).ok()?;
-        }
-        Some(Waiter { ep, tick })
-    }
-
-    /// Waits until the socket is readable (data, the peer's close or an error); `TimedOut`
-    /// after at least the read timeout without.
-    pub(super) fn wait_readable(&self) -> io::Result<()> {
-        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 2];
-        let mut first_tick = None;
-        loop {
-            // SAFETY: at most two events into `evs`.
-            let n = unsafe { libc::epoll_wait(self.ep.as_raw_fd(), evs.as_mut_ptr(), 2, -1) };
-            if n < 0 {
-                match last_errno() {
-                    libc::EINTR => continue,
-                    e => return Err(io::Error::from_raw_os_error(e)),
-                }
-            }
-            let evs = &evs[..n as usize];
-            if evs.iter().any(|e| e.u64 == SOCKET_READY) {
-                return Ok(());
-            }
-            self.tick.drain();
-            if self.tick.expired(&mut first_tick) {
-                return Err(timed_out(self.tick.timeout()));
-            }
-        }
-    }
-}
-
 impl AsRawFd for Ticker {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -264,12 +205,13 @@ pub(super) fn epoll_ctl(
 
 /// A non-blocking timerfd that expires every eighth of the read timeout (at least every
 /// millisecond) for as long as it is open: the clock of a wait that passes no timeout to the
-/// kernel ([`Waiter`] in epoll, [`super::ringwire`] in io_uring), and the rule such a wait
-/// applies to its ticks.
+/// kernel (in a thread's epoll instance or io_uring), and the rule such a wait applies to its
+/// ticks. An `epoll_wait` given a timeout arms and cancels a kernel hrtimer on every statement
+/// (0.99 `timer:hrtimer_start` per point_select against sysbench's 0.007; the client's CPU
+/// per query fell to 0.91x without, BENCHMARKS.md).
 #[derive(Debug)]
 pub(super) struct Ticker {
     fd: OwnedFd,
-    timeout: Duration,
 }
 
 impl Ticker {
@@ -301,7 +243,7 @@ impl Ticker {
             }
             fd
         };
-        Some(Ticker { fd, timeout })
+        Some(Ticker { fd })
     }
 
     /// The timer of a thread's connections, whose waits each measure their own read timeout:
@@ -314,11 +256,6 @@ impl Ticker {
         self.fd.as_raw_fd()
     }
 
-    /// The read timeout the ticks measure.
-    pub(super) fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
     /// Takes the expirations counted so far (non-blocking), so the timer reads as not
     /// expired until its next tick.
     pub(super) fn drain(&self) {
@@ -326,17 +263,11 @@ impl Ticker {
         // SAFETY: reads the timerfd's 8-byte count into `expirations` (non-blocking).
         unsafe { libc::read(self.fd.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
     }
-
-    /// A wait saw ticks now; `first`: when it saw its first (`None` before). True when it has
-    /// seen ticks a read timeout apart: the wait gives up. Never early (its first tick came
-    /// after it began), at most one tick late.
-    pub(super) fn expired(&self, first: &mut Option<std::time::Instant>) -> bool {
-        ticks_apart(first, self.timeout)
-    }
 }
 
-/// [`Ticker::expired`]'s rule for a wait with read timeout `timeout` of its own (a ring's ticks
-/// shared by connections that each measure their own).
+/// A wait saw its thread timer's ticks now; `first`: when it saw its first (`None` before).
+/// True when it has seen ticks its read timeout `timeout` apart: the wait gives up. Never early
+/// (its first tick came after it began), at most one tick late.
 pub(super) fn ticks_apart(first: &mut Option<std::time::Instant>, timeout: Duration) -> bool {
     let now = std::time::Instant::now();
     match *first {

@@ -154,6 +154,11 @@ pub(crate) fn start<S: Sessions, R>(
     mut plan: impl FnMut(usize) -> S::Plan,
     at_start: impl FnOnce() -> R,
 ) -> anyhow::Result<(Clients<S>, R)> {
+    if shared.client_run().client_io == ClientIo::Retired {
+        anyhow::bail!(
+            "this result's --client-io was retired: run it with direct, direct-epoll or reactor"
+        );
+    }
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Option<String>>();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
@@ -275,7 +280,6 @@ fn client_thread<S: Sessions>(
         run.client_io,
         run.skip_write_wakeups,
         &run.connection,
-        plans.len(),
         ready_tx,
         barrier,
     ) else {
@@ -304,11 +308,6 @@ fn client_thread<S: Sessions>(
     if run.stopping() {
         return Vec::new();
     }
-    if S::POLL_ALONE && plans.len() == 1 {
-        // One connection: poll it directly, no task scheduling per wake-up.
-        let (p, s) = plans.into_iter().zip(sessions).next().expect("one plan");
-        return vec![rt.block_on(S::run(shared.clone(), p, s, io))];
-    }
     if super::ringdrive::installed() {
         // The connections wait for their replies in the thread's epoll instance or io_uring.
         let sessions = plans
@@ -317,6 +316,11 @@ fn client_thread<S: Sessions>(
             .map(|(p, s)| Box::pin(S::run(shared.clone(), p, s, io.clone())) as Pin<Box<_>>)
             .collect();
         return super::ringdrive::drive(&rt, sessions);
+    }
+    if S::POLL_ALONE && plans.len() == 1 {
+        // One connection: poll it directly, no task scheduling per wake-up.
+        let (p, s) = plans.into_iter().zip(sessions).next().expect("one plan");
+        return vec![rt.block_on(S::run(shared.clone(), p, s, io))];
     }
     rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();

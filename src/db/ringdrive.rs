@@ -11,8 +11,9 @@
 //! A session must not wait for a reply and for tokio at once (none does; a timer beside a
 //! reply fires at the thread timer's next tick, up to 100 ms late).
 
-use super::sharedring::{with_ring, DRIVING};
-use super::threadepoll::{self, with_epoll};
+use super::sharedring::{SharedRing, RING};
+use super::threadepoll::{ThreadEpoll, EPOLL};
+use super::threadwait::DRIVING;
 use std::future::Future;
 use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
@@ -75,80 +76,68 @@ enum Next {
     Yield,
 }
 
-/// Where the thread sleeps when every live session waits for its reply: its io_uring
-/// ([`super::sharedring`]) or its epoll instance ([`super::threadepoll`]).
-#[derive(Clone, Copy)]
-enum Sleeper {
-    Ring,
-    Epoll,
+/// Makes this thread's place to wait for connections with read timeout `timeout`, unless it
+/// has one: its io_uring when `ring` and the kernel allows (Linux 6.1), else its epoll
+/// instance. False where it gets neither (its connections then go through mysql_async).
+pub fn install(timeout: std::time::Duration, ring: bool) -> bool {
+    (!EPOLL.installed() && ring && RING.install(|| SharedRing::new(timeout)))
+        || (!RING.installed() && EPOLL.install(|| ThreadEpoll::new(timeout)))
 }
 
-impl Sleeper {
-    /// This thread's, if it has one (the ring first).
-    fn installed() -> Option<Sleeper> {
-        if super::sharedring::installed() {
-            Some(Sleeper::Ring)
-        } else if threadepoll::installed() {
-            Some(Sleeper::Epoll)
-        } else {
-            None
-        }
-    }
+/// Drops this thread's ring or epoll instance (a test's thread, between ways).
+pub fn remove() {
+    RING.remove();
+    EPOLL.remove();
+}
 
-    /// No session is ready: sleeps when every live session waits for its reply here, else
-    /// takes what has come without sleeping; wakes the sessions whose replies came.
-    fn sleep(self, live: usize) -> Next {
-        let slept = match self {
-            Sleeper::Ring => with_ring(|r| {
-                let all = r.waits >= live && r.watch(false).is_ok();
-                let e = r.enter(usize::from(all));
-                let (woke, ticked) = r.reap();
-                (all && e.is_ok() || woke, ticked)
-            }),
-            Sleeper::Epoll => with_epoll(|e| {
+/// Whether this thread waits in its io_uring (else its epoll instance, if installed).
+pub fn in_ring() -> bool {
+    RING.installed()
+}
+
+// Where the thread sleeps when every live session waits for its reply: its io_uring
+// ([`super::sharedring`]) or its epoll instance ([`super::threadepoll`]; at most one is
+// installed). Each function is `None` without either.
+
+/// No session is ready: sleeps when every live session waits for its reply there, else takes
+/// what has come without sleeping; wakes the sessions whose replies came.
+fn sleep(live: usize) -> Next {
+    let slept = RING
+        .with(|r| {
+            let all = r.waits >= live && r.watch(false).is_ok();
+            let e = r.enter(usize::from(all));
+            let (woke, ticked) = r.reap();
+            (all && e.is_ok() || woke, ticked)
+        })
+        .or_else(|| {
+            EPOLL.with(|e| {
                 let all = e.waits >= live;
-                match e.wait(all) {
-                    Ok((woke, ticked)) => (all || woke, ticked),
-                    Err(_) => (false, false),
-                }
-            }),
-        };
-        match slept {
-            // Tokio's timers and tasks get the thread at every tick at the latest.
-            Some((_, true)) => Next::Yield,
-            Some((true, _)) => Next::Run,
-            _ => Next::Yield,
-        }
+                e.wait(all)
+                    .map_or((false, false), |(woke, t)| (all || woke, t))
+            })
+        });
+    // Tokio's timers and tasks get the thread at every tick at the latest.
+    match slept {
+        Some((true, false)) => Next::Run,
+        _ => Next::Yield,
     }
+}
 
-    /// The descriptor tokio's reactor watches while the thread sleeps there.
-    fn event_fd(self) -> Option<RawFd> {
-        match self {
-            Sleeper::Ring => with_ring(|r| r.event_fd()),
-            Sleeper::Epoll => with_epoll(|e| e.fd()),
-        }
-    }
+/// The descriptor tokio's reactor watches while the thread sleeps there.
+fn event_fd() -> Option<RawFd> {
+    RING.with(|r| r.event_fd())
+        .or_else(|| EPOLL.with(|e| e.fd()))
+}
 
-    /// Before the thread sleeps in tokio: the descriptor made to signal, then what came before
-    /// taken (true: a session was woken). An error: it cannot be watched.
-    fn watch(self) -> Option<std::io::Result<bool>> {
-        match self {
-            Sleeper::Ring => with_ring(|r| {
-                r.watch(true)?;
-                let _ = r.enter(0);
-                Ok(r.reap().0)
-            }),
-            Sleeper::Epoll => with_epoll(|e| e.wait(false).map(|(woke, _)| woke)),
-        }
-    }
-
-    /// The descriptor signalled: reset it (the epoll instance's events are taken by the next
-    /// sleep).
-    fn drain(self) {
-        if let Sleeper::Ring = self {
-            with_ring(|r| r.drain_event());
-        }
-    }
+/// Before the thread sleeps in tokio: the descriptor made to signal, then what came before
+/// taken (true: a session was woken). An error: it cannot be watched.
+fn watch() -> Option<std::io::Result<bool>> {
+    let ring = RING.with(|r| {
+        r.watch(true)?;
+        let _ = r.enter(0);
+        Ok(r.reap().0)
+    });
+    ring.or_else(|| EPOLL.with(|e| e.wait(false).map(|(woke, _)| woke)))
 }
 
 /// The thread's descriptor registered in the current runtime's reactor (inside `block_on`).
@@ -164,12 +153,11 @@ fn watch_event(fd: RawFd) -> Option<tokio::io::unix::AsyncFd<EventFd>> {
 /// Whether this thread's sessions are to run under [`drive`]: it has a ring or an epoll
 /// instance of its own.
 pub fn installed() -> bool {
-    Sleeper::installed().is_some()
+    RING.installed() || EPOLL.installed()
 }
 
-/// Runs `sessions` to their ends on `rt` with this thread's ring
-/// ([`super::sharedring::install`]) or epoll instance ([`super::threadepoll::install`]); their
-/// outputs in the same order.
+/// Runs `sessions` to their ends on `rt` with this thread's ring or epoll instance
+/// ([`install`]); their outputs in the same order.
 pub(crate) fn drive<T>(
     rt: &tokio::runtime::Runtime,
     mut sessions: Vec<Pin<Box<dyn Future<Output = T> + '_>>>,
@@ -191,10 +179,9 @@ pub(crate) fn drive<T>(
     let mut outs: Vec<Option<T>> = (0..n).map(|_| None).collect();
     let mut live = n;
     // Without either, the sessions run as tokio tasks would: the thread sleeps in tokio.
-    let sleeper = Sleeper::installed();
     let was_driving = DRIVING.replace(true);
     rt.block_on(async {
-        let watched = sleeper.and_then(Sleeper::event_fd).and_then(watch_event);
+        let watched = event_fd().and_then(watch_event);
         std::future::poll_fn(|cx| {
             ready.polling.store(true, Relaxed);
             let mut rounds = 0;
@@ -215,7 +202,7 @@ pub(crate) fn drive<T>(
                 let next = match ready.flags.iter().any(|f| f.load(Relaxed)) {
                     true if rounds < ROUNDS => Next::Run,
                     true => Next::Yield,
-                    false => sleeper.map_or(Next::Yield, |s| s.sleep(live)),
+                    false => sleep(live),
                 };
                 if let Next::Run = next {
                     continue;
@@ -227,7 +214,7 @@ pub(crate) fn drive<T>(
                 // A session waits for tokio (a reconnect, a pause): sleep there, woken by a
                 // session's waker or the ring's eventfd (registered first, then the ring
                 // looked at again for what came before).
-                match sleeper.and_then(Sleeper::watch) {
+                match watch() {
                     Some(Ok(true)) => continue,
                     Some(Err(_)) => {
                         cx.waker().wake_by_ref(); // no eventfd: come back at once
@@ -245,9 +232,8 @@ pub(crate) fn drive<T>(
                     watched.as_ref().map(|w| w.poll_read_ready(cx))
                 {
                     g.clear_ready();
-                    if let Some(s) = sleeper {
-                        s.drain();
-                    }
+                    // The ring's eventfd reset (the epoll instance's events: the next sleep).
+                    RING.with(|r| r.drain_event());
                     ready.polling.store(true, Relaxed);
                     continue;
                 }

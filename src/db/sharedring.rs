@@ -1,22 +1,14 @@
-//! One io_uring for all the connections of a client thread: how a connection that shares its
-//! thread with others (OLTP's default, two per thread) waits for its reply, in one system call
-//! for the whole thread.
+//! One io_uring for all the connections of a client thread (the default way to await a
+//! reply): each statement's request is queued linked before the receive of its reply (a send
+//! that worked posts no completion, IORING_FEAT_CQE_SKIP; the receive arms its EPOLLIN-only
+//! poll first, IORING_RECVSEND_POLL_FIRST), and the session's task waits. When every session
+//! of the thread waits, [`super::ringdrive`] makes one `io_uring_enter(2)` that submits every
+//! request queued since the last one and sleeps until a reply has been received: at most one
+//! system call per statement. A wait used outside that loop (a test's) sleeps in the ring.
 //!
-//! Each statement's request is queued linked before the receive of its reply (as in
-//! [`super::ringwire`]: a send that worked posts no completion, IORING_FEAT_CQE_SKIP; the
-//! receive arms its EPOLLIN-only poll first, IORING_RECVSEND_POLL_FIRST), and the session's
-//! task waits. When every session of the thread waits, [`super::ringdrive`] makes one
-//! `io_uring_enter(2)` that submits every request queued since the last one and sleeps until a
-//! reply has been received: with two connections per thread at most one system call per
-//! statement, against a send, a receive and an `epoll_wait` in the thread's epoll instance
-//! ([`super::threadepoll`], the way where this ring cannot be had). A wait used outside that
-//! loop (a connection on its own) sleeps in the ring itself.
-//!
-//! The read timeout: a timerfd of the ring's own ticks every eighth of the first connection's
-//! read timeout and at least every 100 ms, watched by a multishot poll of the ring (no kernel
-//! timer per wait); each tick wakes every wait, and a wait that has seen ticks its own read
-//! timeout apart cancels its requests and gives up: never early, at most one tick late.
-//!
+//! The read timeout: the ring's own timer ([`Ticker::for_thread`]), watched by a multishot
+//! poll, wakes every wait at each tick; a wait gives up by [`ticks_apart`], cancelling.
+
 //! The request and reply buffers belong to the ring while the kernel may use them: a wait
 //! moves the wire's buffers into the connection's slot and gets them back with the reply. A
 //! wait given up (its timeout, or its caller dropped it) leaves them to the slot until the
@@ -25,24 +17,24 @@
 //!
 //! The ring is single-issuer with deferred task work (Linux 6.1: completions run only when the
 //! thread enters the ring, measured at 1.41x the point_selects per second of a ring that runs
-//! them when it next enters the kernel, BENCHMARKS.md) and lives in a thread-local of the
-//! client thread that made it ([`install`]). Such a ring's own descriptor does not wake an
-//! epoll waiter on Linux 6.1 when a reply comes (the test
-//! `a_thread_ring_runs_its_sessions_while_one_waits_for_tokio` failed that way), so while the
-//! thread sleeps in tokio's reactor instead of the ring an eventfd registered with the ring
-//! ([`SharedRing::watch`]) stands in: the kernel signals it when completion work is queued.
+//! them when it next enters the kernel, BENCHMARKS.md) and is held by the client thread that
+//! made it ([`RING`]). Such a ring's own descriptor does not wake an epoll waiter
+//! on Linux 6.1 when a reply comes, so while the thread sleeps in tokio's reactor instead of
+//! the ring an eventfd registered with the ring ([`SharedRing::watch`]) stands in: the kernel
+//! signals it when completion work is queued.
 
 use super::blocking::{ticks_apart, timed_out, Ticker};
-use super::ringwire::{reply_entry, request_entry, tick_entry};
+use super::threadwait::{PerThread, DRIVING};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::cell::RefCell;
 use std::io;
+use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-/// Connections one thread's ring can hold (registered files); more use the reactor.
+/// Connections one thread's ring can hold (registered files); more go through mysql_async.
 const SLOTS: u32 = 64;
 /// user_data: `slot << 2 | kind`, and the timer's poll.
 const REPLY: u64 = 1;
@@ -52,47 +44,55 @@ const TICK: u64 = u64::MAX;
 /// IORING_ENTER_GETEVENTS: the call runs completions (and waits for `min_complete`).
 const ENTER_GETEVENTS: u32 = 1;
 
+/// IORING_RECVSEND_POLL_FIRST (the receive's ioprio): arm the poll without trying first.
+const POLL_FIRST: u16 = 1;
+
+/// Requests up to this size go out linked to the receive; larger ones with `send(2)` first.
+pub(super) const LINK_MAX: usize = 64 * 1024;
+
+/// The receive of a reply into `buf` on registered file `file`; armed without trying first when
+/// a request goes out linked before it (the reply cannot be there yet).
+fn reply_entry(
+    file: types::Fixed,
+    buf: &mut [MaybeUninit<u8>],
+    after_request: bool,
+    user_data: u64,
+) -> squeue::Entry {
+    let len = buf.len().min(u32::MAX as usize) as u32;
+    opcode::Recv::new(file, buf.as_mut_ptr().cast::<u8>(), len)
+        .ioprio(if after_request { POLL_FIRST } else { 0 })
+        .build()
+        .user_data(user_data)
+}
+
+/// Request `out` sent on `file`, linked before the entry that follows it (its reply's receive);
+/// it posts a completion only if it fails.
+fn request_entry(file: types::Fixed, out: &[u8], user_data: u64) -> squeue::Entry {
+    opcode::Send::new(file, out.as_ptr(), out.len() as u32)
+        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+        .build()
+        .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
+        .user_data(user_data)
+}
+
+/// The multishot poll of `tick`'s timerfd.
+fn tick_entry(tick: &Ticker, user_data: u64) -> squeue::Entry {
+    opcode::PollAdd::new(types::Fd(tick.fd()), libc::POLLIN as u32)
+        .multi(true)
+        .build()
+        .user_data(user_data)
+}
+
 thread_local! {
-    static RING: RefCell<Option<SharedRing>> = const { RefCell::new(None) };
-    /// [`super::ringdrive::drive`] runs this thread's sessions: a wait leaves the sleeping
-    /// to it.
-    pub(super) static DRIVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static RING_CELL: RefCell<Option<SharedRing>> = const { RefCell::new(None) };
 }
 
-/// Makes this thread's ring for connections with read timeout `timeout`, unless it has one.
-/// False where this kernel lacks a feature it needs (the thread's connections then wait in its
-/// reactor).
-pub fn install(timeout: Duration) -> bool {
-    RING.with(|r| {
-        let mut r = r.borrow_mut();
-        if r.is_none() {
-            *r = SharedRing::new(timeout);
-        }
-        r.is_some()
-    })
-}
-
-/// Whether this thread has a ring, so its sessions are to run under [`super::ringdrive::drive`].
-pub fn installed() -> bool {
-    RING.with(|r| r.borrow().is_some())
-}
-
-/// Drops this thread's ring (a test's thread, between ways); wires still attached to it wait
-/// no more (their next statement fails).
-pub fn remove() {
-    RING.with(|r| r.borrow_mut().take());
-}
-
-/// Runs `f` on this thread's ring; `None` without one.
-pub(super) fn with_ring<R>(f: impl FnOnce(&mut SharedRing) -> R) -> Option<R> {
-    RING.try_with(|r| r.borrow_mut().as_mut().map(f))
-        .ok()
-        .flatten()
-}
+/// This thread's ring, if it has one.
+pub(super) static RING: PerThread<SharedRing> = PerThread(&RING_CELL);
 
 /// Runs `f` on this thread's ring if it is ring `id` (a slot of a ring dropped since is gone).
 fn with_ring_of<R>(id: u64, f: impl FnOnce(&mut SharedRing) -> R) -> Option<R> {
-    with_ring(|r| (r.id == id).then(|| f(r))).flatten()
+    RING.with(|r| (r.id == id).then(|| f(r))).flatten()
 }
 
 /// Tells rings apart.
@@ -141,7 +141,7 @@ pub(super) struct SharedRing {
 }
 
 impl SharedRing {
-    fn new(timeout: Duration) -> Option<SharedRing> {
+    pub(super) fn new(timeout: Duration) -> Option<SharedRing> {
         let mut b = IoUring::builder();
         b.setup_single_issuer().setup_defer_taskrun();
         let ring = b.build(2 * SLOTS + 8).ok()?;
@@ -376,7 +376,7 @@ impl RingSlot {
     /// A slot in this thread's ring for socket `fd` with read timeout `timeout`; `None` without
     /// a ring or a free slot.
     pub(super) fn attach(fd: RawFd, timeout: Duration) -> Option<RingSlot> {
-        let (ring, index) = with_ring(|r| Some((r.id, r.attach(fd)?))).flatten()?;
+        let (ring, index) = RING.with(|r| Some((r.id, r.attach(fd)?))).flatten()?;
         Some(RingSlot {
             ring,
             index,

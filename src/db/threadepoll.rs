@@ -1,26 +1,23 @@
 //! One epoll instance for all the connections of a client thread, waited in by
 //! [`super::ringdrive::drive`] instead of tokio's reactor where the thread cannot have its own
-//! io_uring ([`super::sharedring`]; and with `--client-io=direct-thread-epoll`): the same
-//! system calls per statement as [`super::reactorwait`] (a send, a receive, an `epoll_wait`
-//! shared by the thread's connections), without tokio's scheduler and driver between a reply
-//! and the next request.
+//! io_uring ([`super::sharedring`]; and with `--client-io=direct-epoll`): a send, a receive
+//! and an `epoll_wait` shared by the thread's connections, without tokio's scheduler and
+//! driver between a reply and the next request.
 //!
 //! Each socket is registered edge-triggered for EPOLLIN for the connection's life, its slot's
 //! index as the event's data. A slot is ready from its edge until a receive leaves the socket
 //! empty (fewer bytes than the room, or EAGAIN), so a wait whose reply has come receives at
 //! once and one whose reply has not sleeps rather than trying a receive that finds nothing.
 //!
-//! The read timeout: a timerfd of the instance's own ticks every eighth of the first
-//! connection's read timeout and at least every 100 ms (no kernel timer per wait); each tick
-//! wakes every wait, and a wait that has seen ticks its own read timeout apart gives up: never
-//! early, at most one tick late. A wait used outside that loop (a connection on its own)
-//! sleeps in the instance itself. The instance's descriptor is itself pollable, so while the
-//! thread sleeps in tokio (a reconnect, a pause) tokio's reactor watches it.
+//! The read timeout: the instance's own timer ([`Ticker::for_thread`]) wakes every wait at
+//! each tick, and a wait gives up by [`ticks_apart`]. A wait used outside that loop sleeps in
+//! the instance itself; the instance's descriptor is pollable, so while the thread sleeps in
+//! tokio (a reconnect, a pause) tokio's reactor watches it.
 
 use super::blocking::{
     epoll_ctl as ctl, epoll_instance, recv_with, ticks_apart, timed_out, Ticker,
 };
-use super::sharedring::DRIVING;
+use super::threadwait::{PerThread, DRIVING};
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -33,48 +30,18 @@ const TICK: u64 = u64::MAX;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 16;
 
-thread_local! {
-    static EPOLL: RefCell<Option<ThreadEpoll>> = const { RefCell::new(None) };
-}
-
 /// Tells instances apart (a slot of an instance dropped since is gone).
 static INSTANCES: AtomicU64 = AtomicU64::new(0);
 
-/// Makes this thread's instance for connections with read timeout `timeout`, unless it has
-/// one. False where the kernel refuses an epoll instance or a timerfd (the thread's
-/// connections then wait in its reactor).
-pub fn install(timeout: Duration) -> bool {
-    EPOLL.with(|e| {
-        let mut e = e.borrow_mut();
-        if e.is_none() {
-            *e = ThreadEpoll::new(timeout);
-        }
-        e.is_some()
-    })
+thread_local! {
+    static EPOLL_CELL: RefCell<Option<ThreadEpoll>> = const { RefCell::new(None) };
 }
 
-/// Whether this thread has an instance, so its sessions are to run under
-/// [`super::ringdrive::drive`].
-pub fn installed() -> bool {
-    EPOLL.with(|e| e.borrow().is_some())
-}
-
-/// Drops this thread's instance (a test's thread, between ways); wires still attached to it
-/// wait no more (their next statement fails).
-pub fn remove() {
-    EPOLL.with(|e| e.borrow_mut().take());
-}
-
-/// Runs `f` on this thread's instance; `None` without one.
-pub(super) fn with_epoll<R>(f: impl FnOnce(&mut ThreadEpoll) -> R) -> Option<R> {
-    EPOLL
-        .try_with(|e| e.borrow_mut().as_mut().map(f))
-        .ok()
-        .flatten()
-}
+/// This thread's epoll instance, if it has one.
+pub(super) static EPOLL: PerThread<ThreadEpoll> = PerThread(&EPOLL_CELL);
 
 fn with_epoll_of<R>(id: u64, f: impl FnOnce(&mut ThreadEpoll) -> R) -> Option<R> {
-    with_epoll(|e| (e.id == id).then(|| f(e))).flatten()
+    EPOLL.with(|e| (e.id == id).then(|| f(e))).flatten()
 }
 
 #[derive(Default)]
@@ -97,7 +64,7 @@ pub(super) struct ThreadEpoll {
 }
 
 impl ThreadEpoll {
-    fn new(timeout: Duration) -> Option<ThreadEpoll> {
+    pub(super) fn new(timeout: Duration) -> Option<ThreadEpoll> {
         let tick = Ticker::for_thread(timeout)?;
         let ep = epoll_instance()?;
         ctl(
@@ -217,7 +184,7 @@ impl EpollSlot {
     /// A slot in this thread's instance for socket `fd` (which outlives it) with read timeout
     /// `timeout`; `None` without an instance or when the kernel refuses the registration.
     pub(super) fn attach(fd: RawFd, timeout: Duration) -> Option<EpollSlot> {
-        let (instance, index) = with_epoll(|e| Some((e.id, e.attach(fd)?))).flatten()?;
+        let (instance, index) = EPOLL.with(|e| Some((e.id, e.attach(fd)?))).flatten()?;
         Some(EpollSlot {
             instance,
             index,

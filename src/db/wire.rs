@@ -1,38 +1,18 @@
 //! The measured loop's statements written and read by spindle itself (`ClientIo::Direct`, the
-//! default of OLTP and TPC-C for a client thread that drives one connection).
+//! default of OLTP and TPC-C, and `DirectEpoll`).
 //!
-//! mysql_async connects, authenticates and prepares, as for every other connection. Then the
-//! socket leaves tokio's reactor (`Conn::set_blocking_io`, a vendored patch) and is made
-//! blocking, with the read timeout as `SO_RCVTIMEO`/`SO_SNDTIMEO`. The measured loop's
-//! statements — a prepared statement's COM_STMT_EXECUTE with integer and string parameters,
-//! or a COM_QUERY — are encoded into one buffer, and the reply is received into one buffer
-//! (16 KiB of room, as libmysqlclient reads), its packets framed in place and the rows skipped
-//! (OLTP) or decoded by mysql_common into mysql_async's rows (TPC-C, [`super::Link`];
-//! parameters then encoded by mysql_common too): a few hundred instructions of protocol work in
-//! place of mysql_async's futures, codec and packet buffers, and one wake-up per statement.
+//! mysql_async connects, authenticates and prepares; then the socket leaves tokio's reactor
+//! (`Conn::set_blocking_io`, a vendored patch) and is made blocking, with the read timeout as
+//! `SO_RCVTIMEO`/`SO_SNDTIMEO`. A statement (COM_STMT_EXECUTE with integer and string
+//! parameters, or COM_QUERY) is encoded into one buffer; its reply is received into one buffer
+//! (16 KiB of room, as libmysqlclient reads), framed in place and its rows skipped (OLTP) or
+//! decoded by mysql_common into mysql_async's rows (TPC-C, [`super::Link`]).
 //!
-//! How a statement goes out and its reply comes back:
-//! * A thread's only connection, through its own io_uring ([`RingWire`], Linux 6.1): the request
-//!   waits in `out` and goes out linked before the receive of its reply, so one
-//!   `io_uring_enter(2)` sends, sleeps and receives: one system call per statement (sysbench's
-//!   client: a send, a receive that finds nothing, a poll and a receive).
-//! * Otherwise (and `--client-io=direct-epoll`): one `send(2)`, a wait in an epoll instance of
-//!   its own watching the socket for EPOLLIN only beside a timer that ticks every eighth of the
-//!   read timeout (no kernel timer per statement: [`Waiter`]), non-blocking `recv(2)` calls.
-//! * One of a thread's several connections (OLTP's default, two; [`Wait::Shared`]), the
-//!   sessions run by [`super::ringdrive`], not by tokio's scheduler: linked as above into the
-//!   thread's io_uring, where one `io_uring_enter` submits what the thread's connections
-//!   queued and sleeps until a reply came ([`RingSlot`]); where the kernel refuses that ring
-//!   (and with `--client-io=direct-thread-epoll`) one `send(2)`, a wait in the thread's own
-//!   epoll instance while the others go on, and one `recv(2)` ([`EpollSlot`]); with
-//!   `--client-io=direct-reactor` the same in the thread's tokio reactor ([`ReactorWait`]).
-//!   The public calls are `async` for these ways.
-//!
-//! Why not a blocking `recv`: on a unix stream socket a reader sleeping in `recv` is also woken
-//! when the server *reads* the request (`unix_write_space` wakes every sleeper of the socket;
-//! see [`super::uring`]): 2.0 context switches per query against 1.0, and 1.10-1.16x the client
-//! CPU per query of the epoll wait (BENCHMARKS.md). An epoll entry, like the ring's poll, is
-//! only woken by the events it asked for.
+//! Each reply is awaited in the client thread's own place ([`Waiting`], one variant per way):
+//! its io_uring, the request queued linked before the receive of its reply ([`RingSlot`]), or
+//! where the kernel refuses that ring (and with `--client-io=direct-epoll`) its epoll
+//! instance after one `send(2)` ([`EpollSlot`]); the thread's other sessions go on meanwhile
+//! ([`super::ringdrive`]). The rest of a reply whose start came is read with `recv(2)`.
 //!
 //! Everything else on the connection (the drop's COM_QUIT, a test's own queries) goes through
 //! mysql_async and [`BlockingSocket`] on the same descriptor; each side reads the whole reply
@@ -43,11 +23,9 @@
 //! of step is `Error::Io`, a lost connection (2013, the engines reconnect), and marks the wire
 //! broken: nothing more is sent on it.
 
-use super::blocking::{make_blocking, recv, recv_with, send_all, BlockingSocket, Waiter};
+use super::blocking::{make_blocking, recv, send_all, BlockingSocket};
 use super::packets::{err_packet, lenenc, lost, malformed, ok_packet, put_lenenc};
-use super::reactorwait::ReactorWait;
-use super::ringwire::{RingWire, LINK_MAX};
-use super::sharedring::RingSlot;
+use super::sharedring::{RingSlot, LINK_MAX};
 use super::threadepoll::EpollSlot;
 use mysql_async::{Column, Error, Row, Value};
 use mysql_common::io::ParseBuf;
@@ -78,13 +56,11 @@ const READ_ROOM: usize = 16 * 1024; // made before each receive
 
 /// Takes `conn`'s socket out of tokio's reactor and makes it blocking with `timeout`;
 /// mysql_async goes on through [`BlockingSocket`], the measured loop through the returned
-/// [`Wire`], which awaits replies as `wait` says. `Ok(None)`: not a plain TCP or unix socket
-/// (TLS), nothing changed. On `Err` the connection may be closed.
-pub fn attach(
-    conn: &mut mysql_async::Conn,
-    timeout: Duration,
-    wait: Wait,
-) -> io::Result<Option<Wire>> {
+/// [`Wire`], which awaits replies in the thread's io_uring or epoll instance
+/// ([`super::ringdrive::install`]). `Ok(None)`: not a plain TCP or unix socket (TLS), or no
+/// slot for it in the thread's ring or epoll instance; the connection goes on through
+/// mysql_async. On `Err` the connection may be closed.
+pub fn attach(conn: &mut mysql_async::Conn, timeout: Duration) -> io::Result<Option<Wire>> {
     let mut shared: Option<Arc<OwnedFd>> = None;
     let mut failed: Option<io::Error> = None;
     let moved = conn.set_blocking_io(|fd| {
@@ -99,23 +75,18 @@ pub fn attach(
         return Err(e);
     }
     Ok(match (moved, shared) {
-        (true, Some(fd)) => Some(Wire::new(fd, timeout, wait)),
+        (true, Some(fd)) => Wire::new(fd, timeout),
         _ => None,
     })
 }
 
-/// Where a wire awaits each reply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wait {
-    /// A thread's only connection: the request and its reply in one `io_uring_enter` where
-    /// the kernel can ([`RingWire`]), else as `Epoll`.
-    Ring,
-    /// A thread's only connection: a send, a wait in an epoll instance of its own, a receive.
-    Epoll,
-    /// One of a thread's several connections: a send, a wait while the others go on (in the
-    /// thread's io_uring or epoll instance where it has one, else in its tokio reactor), a
-    /// receive.
-    Shared,
+/// Where a wire awaits each reply: one implementation per way.
+#[derive(Debug)]
+enum Waiting {
+    /// A slot in the thread's io_uring: the request linked before the reply's receive.
+    Ring(RingSlot),
+    /// A slot in the thread's epoll instance: a send, the wait, a receive.
+    Epoll(EpollSlot),
 }
 
 /// The measured loop's side of a connection: requests encoded into one buffer and sent whole,
@@ -131,22 +102,10 @@ pub struct Wire {
     seq: u8,
     affected: u64,
     broken: bool,
-    /// Where the reply is awaited before it is received without blocking ([`Wait::Epoll`]).
-    waiter: Option<Waiter>,
-    /// A request went out and nothing of its reply was received yet.
-    awaiting: bool,
-    /// Each request sent and its reply received in one system call ([`RingWire`]).
-    ring: Option<RingWire>,
-    /// `out` holds a request that goes out with the next receive (through the ring).
+    /// `out` holds a request that goes out with the receive of its reply (through the ring).
     held: bool,
-    /// Where the reply is awaited when the thread drives several connections
-    /// ([`Wait::Shared`]): the thread's io_uring or epoll instance where it has one, else its
-    /// reactor.
-    slot: Option<RingSlot>,
-    /// Or the thread's epoll instance ([`EpollSlot`]).
-    eslot: Option<EpollSlot>,
-    shared: Option<ReactorWait>,
-    /// Last: closed after the waits above let go of it.
+    waiting: Waiting,
+    /// Last: closed after the wait above lets go of it.
     fd: Arc<OwnedFd>,
 }
 
@@ -164,29 +123,16 @@ enum Head {
 }
 
 impl Wire {
-    /// A wire on socket `fd` that awaits replies as `wait` says where it can, else in an epoll
-    /// instance of its own (no io_uring; no runtime or the reactor refused the socket).
-    fn new(fd: Arc<OwnedFd>, timeout: Duration, wait: Wait) -> Wire {
-        let slot = (wait == Wait::Shared)
-            .then(|| RingSlot::attach(fd.as_raw_fd(), timeout))
-            .flatten();
-        let eslot = (wait == Wait::Shared && slot.is_none())
-            .then(|| EpollSlot::attach(fd.as_raw_fd(), timeout))
-            .flatten();
-        let shared = (wait == Wait::Shared && slot.is_none() && eslot.is_none())
-            .then(|| ReactorWait::new(&fd, timeout))
-            .flatten();
-        let ring = (wait == Wait::Ring)
-            .then(|| RingWire::new(fd.as_raw_fd(), timeout))
-            .flatten();
-        let waiter = (ring.is_none() && shared.is_none() && slot.is_none() && eslot.is_none())
-            .then(|| Waiter::new(&fd, timeout))
-            .flatten();
-        Wire {
-            slot,
-            eslot,
-            shared,
-            ring,
+    /// A wire on socket `fd` that awaits replies in this thread's io_uring or epoll instance;
+    /// `None` if the thread has neither or no slot is free.
+    fn new(fd: Arc<OwnedFd>, timeout: Duration) -> Option<Wire> {
+        let raw = fd.as_raw_fd();
+        let waiting = match RingSlot::attach(raw, timeout) {
+            Some(slot) => Waiting::Ring(slot),
+            None => Waiting::Epoll(EpollSlot::attach(raw, timeout)?),
+        };
+        Some(Wire {
+            waiting,
             held: false,
             fd,
             timeout,
@@ -196,68 +142,25 @@ impl Wire {
             seq: 0,
             affected: 0,
             broken: false,
-            waiter,
-            awaiting: false,
-        }
+        })
     }
 
-    /// One receive into the spare room of `inb`.
-    fn receive(&mut self) -> io::Result<usize> {
-        if let Some(ring) = &mut self.ring {
-            let out = std::mem::take(&mut self.held).then_some(&self.out[..]);
-            return ring.round_trip(out, self.inb.spare_capacity_mut());
-        }
-        let fd = self.fd.as_raw_fd();
-        // No waiter: the rest of a reply whose start came ([`Wire::await_reply`]), or no epoll.
-        let Some(waiter) = &self.waiter else {
-            return recv(fd, self.inb.spare_capacity_mut(), self.timeout);
-        };
-        if std::mem::take(&mut self.awaiting) {
-            waiter.wait_readable()?;
-        }
-        loop {
-            match recv_with(fd, self.inb.spare_capacity_mut(), libc::MSG_DONTWAIT) {
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => waiter.wait_readable()?,
-                done => return done,
-            }
-        }
-    }
-
-    /// Whether statements and replies go through io_uring ([`RingWire`]).
-    pub fn uses_ring(&self) -> bool {
-        self.ring.is_some()
-    }
-
-    /// Whether replies are awaited with the thread's other connections' ([`Wait::Shared`]).
-    pub fn shares_thread(&self) -> bool {
-        self.shared.is_some() || self.slot.is_some() || self.eslot.is_some()
-    }
-
-    /// Whether they are awaited in the thread's io_uring ([`RingSlot`]).
+    /// Whether replies are awaited in the thread's io_uring ([`RingSlot`]).
     pub fn shares_ring(&self) -> bool {
-        self.slot.is_some()
+        matches!(self.waiting, Waiting::Ring(_))
     }
 
-    /// Whether they are awaited in the thread's epoll instance ([`EpollSlot`]).
-    pub fn shares_epoll(&self) -> bool {
-        self.eslot.is_some()
-    }
-
-    /// Sends a held request and waits until the reply begins, in the thread's ring or reactor
-    /// (its other connections run meanwhile), receiving what has come.
+    /// Sends a held request and waits until the reply begins, in the thread's ring or epoll
+    /// instance (its other connections run meanwhile), receiving what has come.
     async fn await_reply(&mut self) -> io::Result<()> {
         if self.pos < self.inb.len() {
             return Ok(()); // bytes are waiting already (a test's server may send first)
         }
         self.inb.reserve(READ_ROOM);
         let (out, inb, send) = (&mut self.out, &mut self.inb, std::mem::take(&mut self.held));
-        if let Some(slot) = &self.slot {
-            return slot.round_trip(out, send, inb).await.map(drop);
-        }
-        match (&self.eslot, &self.shared) {
-            (Some(e), _) => e.receive(inb).await.map(drop),
-            (None, Some(sh)) => sh.receive(inb).await.map(drop),
-            (None, None) => Ok(()),
+        match &self.waiting {
+            Waiting::Ring(slot) => slot.round_trip(out, send, inb).await.map(drop),
+            Waiting::Epoll(slot) => slot.receive(inb).await.map(drop),
         }
     }
 
@@ -347,8 +250,7 @@ impl Wire {
         self.round_trip(None).await
     }
 
-    /// Sends `out` and reads the whole reply. It awaits only when replies are awaited in the
-    /// thread's reactor ([`Wait::Shared`]); otherwise it finishes when first polled.
+    /// Sends `out`, awaits the reply's start and reads the whole reply.
     async fn round_trip(&mut self, collect: Option<Collect<'_>>) -> Result<(), Error> {
         if self.broken {
             return Err(lost(io::Error::new(
@@ -361,7 +263,7 @@ impl Wire {
             self.pos = 0;
         }
         let mut r = self.send();
-        if r.is_ok() && self.shares_thread() {
+        if r.is_ok() {
             // Broken until the reply is read (a caller that drops this future leaves it behind).
             self.broken = true;
             r = self.await_reply().await.map_err(lost);
@@ -399,14 +301,11 @@ impl Wire {
         }
         // Held for the receive of its reply, unless bytes are waiting already (a server never
         // sends before the request; a test's may), which may hold the whole reply.
-        let linked = self.ring.is_some() || self.slot.is_some();
-        if linked && self.out.len() <= LINK_MAX && self.pos == self.inb.len() {
+        if self.shares_ring() && self.out.len() <= LINK_MAX && self.pos == self.inb.len() {
             self.held = true;
             return Ok(());
         }
-        send_all(self.fd.as_raw_fd(), &self.out, self.timeout).map_err(lost)?;
-        self.awaiting = true;
-        Ok(())
+        send_all(self.fd.as_raw_fd(), &self.out, self.timeout).map_err(lost)
     }
 
     /// Reads the whole reply: every result set's rows skipped, or decoded into `collect`'s rows
@@ -578,7 +477,13 @@ impl Wire {
             }
             let want = (need - (self.inb.len() - self.pos)).max(READ_ROOM);
             self.inb.reserve(want);
-            let n = self.receive().map_err(lost)?;
+            // The rest of a reply whose start came ([`Wire::await_reply`]).
+            let n = recv(
+                self.fd.as_raw_fd(),
+                self.inb.spare_capacity_mut(),
+                self.timeout,
+            );
+            let n = n.map_err(lost)?;
             if n == 0 {
                 return Err(lost(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
@@ -598,79 +503,50 @@ mod tests {
     use std::io::{Read, Write};
     use std::os::unix::net::UnixStream;
 
-    use crate::db::{ringdrive, sharedring, threadepoll};
+    use crate::db::ringdrive;
 
-    /// How a test's wires wait.
+    /// How a test's wires wait: in the thread's io_uring or in its epoll instance.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     enum Way {
-        Ring,
-        Epoll,
-        /// Sharing the thread: in its reactor, in its own io_uring, in its own epoll instance.
-        Reactor,
         ThreadRing,
         ThreadEpoll,
     }
-    const EVERY_WAY: [Way; 5] = [
-        Way::Ring,
-        Way::Epoll,
-        Way::Reactor,
-        Way::ThreadRing,
-        Way::ThreadEpoll,
-    ];
-    const SHARED_WAYS: [Way; 3] = [Way::Reactor, Way::ThreadRing, Way::ThreadEpoll];
+    const EVERY_WAY: [Way; 2] = [Way::ThreadRing, Way::ThreadEpoll];
 
     thread_local! {
-        /// How the wires of this test thread wait.
-        static WAY: std::cell::Cell<Way> = const { std::cell::Cell::new(Way::Ring) };
-        /// The test thread's runtime, whose reactor `Wait::Shared` wires wait in.
+        /// The test thread's runtime.
         static RT: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
     }
 
-    /// Runs `test` with its wires waiting in io_uring ([`RingWire`]), in an epoll instance of
-    /// their own, in the thread's reactor, in the thread's io_uring and in the thread's epoll
-    /// instance.
+    /// Runs `test` with its wires waiting in the thread's io_uring and in its epoll instance.
     fn every_way(test: impl Fn()) {
         for way in EVERY_WAY {
             set_way(way);
             test();
         }
-        remove_thread_waits();
+        ringdrive::remove();
     }
 
     /// The thread's wires made from now on wait `way`.
     fn set_way(way: Way) {
-        WAY.set(way);
-        remove_thread_waits();
-        if way == Way::ThreadRing {
-            assert!(
-                sharedring::install(Duration::from_secs(5)),
-                "this kernel gave the thread no io_uring (Linux 6.1)"
-            );
-        }
-        if way == Way::ThreadEpoll {
-            assert!(
-                threadepoll::install(Duration::from_secs(5)),
-                "no epoll instance or timerfd for the thread"
-            );
-        }
+        ringdrive::remove();
+        assert!(
+            ringdrive::install(Duration::from_secs(5), way == Way::ThreadRing),
+            "no epoll instance or timerfd for the thread"
+        );
+        assert!(
+            ringdrive::in_ring() == (way == Way::ThreadRing),
+            "this kernel gave the thread no io_uring (Linux 6.1)"
+        );
     }
 
-    /// The test thread's ring and epoll instance dropped.
-    fn remove_thread_waits() {
-        sharedring::remove();
-        threadepoll::remove();
-    }
-
-    /// `f` run to its end on the test thread's runtime (under [`ringdrive::drive`] when the
-    /// thread has a ring or an epoll instance, as a client thread's sessions are).
+    /// `f` run to its end on the test thread's runtime under [`ringdrive::drive`], as a client
+    /// thread's sessions are.
     fn run<F: std::future::Future>(f: F) -> F::Output {
-        RT.with(|rt| match ringdrive::installed() {
-            true => ringdrive::drive(rt, vec![Box::pin(f)]).pop().unwrap(),
-            false => rt.block_on(f),
-        })
+        RT.with(|rt| ringdrive::drive(rt, vec![Box::pin(f)]).pop().unwrap())
     }
 
     /// A wire on one end of a socket pair; the test plays the server on the other.
@@ -683,41 +559,8 @@ mod tests {
         let (a, b) = UnixStream::pair().unwrap();
         let fd = Arc::new(OwnedFd::from(a));
         make_blocking(fd.as_raw_fd(), timeout).unwrap();
-        let way = WAY.get();
-        let wait = match way {
-            Way::Ring => Wait::Ring,
-            Way::Epoll => Wait::Epoll,
-            Way::Reactor | Way::ThreadRing | Way::ThreadEpoll => Wait::Shared,
-        };
-        let w = RT.with(|rt| {
-            let _in = rt.enter();
-            Wire::new(fd, timeout, wait)
-        });
-        assert_eq!(
-            w.uses_ring(),
-            way == Way::Ring,
-            "this kernel gave the wire no io_uring (Linux 6.1)"
-        );
-        assert_eq!(
-            w.shares_thread(),
-            wait == Wait::Shared,
-            "the runtime's reactor refused the socket"
-        );
-        assert_eq!(
-            w.shares_ring(),
-            way == Way::ThreadRing,
-            "no slot in the thread's ring"
-        );
-        assert_eq!(
-            w.eslot.is_some(),
-            way == Way::ThreadEpoll,
-            "no slot in the thread's epoll instance"
-        );
-        assert_eq!(
-            w.waiter.is_some(),
-            way == Way::Epoll,
-            "no epoll instance or timerfd here"
-        );
+        let w = Wire::new(fd, timeout).expect("no slot in the thread's ring or epoll instance");
+        assert_eq!(w.shares_ring(), ringdrive::in_ring());
         (w, b)
     }
 
@@ -988,11 +831,11 @@ mod tests {
 
     #[test]
     fn wires_sharing_a_thread_wait_for_their_replies_together() {
-        for way in SHARED_WAYS {
+        for way in EVERY_WAY {
             set_way(way);
             sharing_a_thread(way);
         }
-        remove_thread_waits();
+        ringdrive::remove();
     }
 
     fn sharing_a_thread(way: Way) {
@@ -1046,7 +889,7 @@ mod tests {
 
     #[test]
     fn a_shared_wait_given_up_by_its_caller_leaves_the_wire_broken() {
-        for way in SHARED_WAYS {
+        for way in EVERY_WAY {
             set_way(way);
             let (mut w, mut srv) = pair();
             let (mut other, mut other_srv) = pair();
@@ -1077,16 +920,16 @@ mod tests {
             assert_eq!(other.affected_rows(), 3, "{way:?}");
             drop(writer.join().unwrap());
         }
-        remove_thread_waits();
+        ringdrive::remove();
     }
 
     #[test]
     fn a_thread_ring_or_epoll_runs_its_sessions_while_one_waits_for_tokio() {
-        for way in [Way::ThreadRing, Way::ThreadEpoll] {
+        for way in EVERY_WAY {
             set_way(way);
             waiting_for_tokio(way);
         }
-        remove_thread_waits();
+        ringdrive::remove();
     }
 
     fn waiting_for_tokio(way: Way) {

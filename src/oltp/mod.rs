@@ -147,8 +147,8 @@ pub struct OltpConfig {
     /// single-threaded tokio runtime with its share of the connections.
     pub client_threads: u32,
     /// run: how the measured statements are sent and their replies awaited (`direct`, the
-    /// default: spindle's own protocol code when a thread drives one connection; see
-    /// `db::sockets`).
+    /// default: spindle's own protocol code, the replies awaited in the client thread's
+    /// io_uring; see `db::sockets`).
     #[serde(default = "ClientIo::before_uring")]
     pub client_io: ClientIo,
 }

@@ -204,7 +204,7 @@ mod tests {
         b.rand.seed = 9;
         (b.client_threads, b.report_interval_s, b.load_data) = (2, 1, true);
         b.skip_write_wakeups = !a.skip_write_wakeups;
-        b.client_io = crate::db::ClientIo::Uring;
+        b.client_io = crate::db::ClientIo::DirectEpoll;
         assert_eq!(fingerprint(&oltp(a.clone())), fingerprint(&oltp(b.clone())));
         b.rand.kind = crate::oltp::RandType::Pareto;
         let d = differences(&fingerprint(&oltp(a)), &fingerprint(&oltp(b)));

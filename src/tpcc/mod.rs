@@ -181,7 +181,8 @@ pub struct TpccConfig {
     /// run: which statements the transactions send (tpcc-mysql's by default).
     #[serde(default = "Statements::before_the_choice")]
     pub statements: Statements,
-    /// run: how a connection sends statements and waits for replies (see `db::sockets`).
+    /// run: how a connection sends statements and waits for replies (`direct`, the default,
+    /// as OLTP's; see `db::sockets`).
     #[serde(default = "ClientIo::before_uring")]
     pub client_io: ClientIo,
 }

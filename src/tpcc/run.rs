@@ -112,7 +112,7 @@ pub fn run_logged(
 }
 
 /// How many client threads carry the connections: with the reactor two connections per
-/// thread, otherwise one (each driven alone: direct or io_uring, see `db::sockets`), unless
+/// thread, otherwise one (direct, as tpcc_start; see `db::sockets`), unless
 /// `client_threads` says.
 fn client_threads(cfg: &TpccConfig) -> usize {
     let n = cfg.connections as usize;
