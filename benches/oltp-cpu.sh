@@ -15,7 +15,7 @@
 # Prints one table; BENCHMARKS.md holds measured ones.
 #
 # Environment:
-#   THREADS="1 4"  WORKLOADS="point_select read_write"  MODES="direct reactor uring"
+#   THREADS="1 4"  WORKLOADS="point_select read_write"  MODES="direct direct-epoll reactor"
 #   CG_QUERIES=4000      cachegrind's smaller run (queries; the larger is 3x)
 #   QUERIES=40000 REPS=3 perf stat runs (events = QUERIES / queries per event)
 #   TABLES=4 TABLE_SIZE=100000 BUFFER_POOL=1G
@@ -26,7 +26,7 @@ set -euo pipefail
 
 THREADS=${THREADS:-"1 4"}
 WORKLOADS=${WORKLOADS:-"point_select read_write"}
-MODES=${MODES:-"direct reactor uring"}
+MODES=${MODES:-"direct direct-epoll reactor"}
 CG_QUERIES=${CG_QUERIES:-4000}
 QUERIES=${QUERIES:-40000}
 REPS=${REPS:-3}
