@@ -1079,3 +1079,87 @@ fn random_fill_does_not_compress_and_zero_fill_does() {
     }
     assert!(written >= 40, "rndrw wrote {written} blocks");
 }
+
+/// Issue 38: `--ss`, `--ss-dur`, `--ss-ramp` judge the run's steady state with fio's words; the
+/// line after the report and the document say whether and when it was attained.
+#[test]
+fn steady_state_options_print_the_line_and_record_the_judgement() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let a = ["--file-num=2", "--file-total-size=8M"];
+    ok(&spindle(dir, &[a[0], a[1], "prepare"]));
+    let ss = [
+        "--file-test-mode=rndrd",
+        "--ss=iops_slope:10%",
+        "--ss-dur=2",
+        "--ss-ramp=1",
+        "--time=6",
+        "--report-interval=1",
+    ];
+    let save = dir.join("result.json");
+    let save_arg = format!("--save={}", save.display());
+    let out = ok(&spindle(
+        dir,
+        &[
+            a[0], a[1], ss[0], ss[1], ss[2], ss[3], ss[4], ss[5], &save_arg, "run",
+        ],
+    ));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("steady state (iops_slope:10%, dur 2 s, ramp 1 s): "))
+        .unwrap_or_else(|| panic!("no steady-state line:\n{out}"));
+    let r = BenchResult::from_json(&std::fs::read_to_string(&save).unwrap(), "saved").unwrap();
+    let s = r.steady_state.as_ref().expect("steady_state recorded");
+    assert_eq!(s.criterion.to_string(), "iops_slope:10%");
+    assert_eq!((s.dur_s, s.ramp_s), (2.0, 1.0));
+    assert_eq!(s.series, "iops: reads + writes per second");
+    match s.at_s {
+        // The first window, (1, 3], ends at 3 s; no window ends after the 6 s run.
+        Some(at) => {
+            assert!(s.attained && (2.9..=6.5).contains(&at), "{s:?}");
+            assert!(line.contains(&format!("attained at {at:.1} s")), "{line}");
+        }
+        None => assert!(
+            line.contains("not attained: the flattest had a slope of"),
+            "{line}"
+        ),
+    }
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&save).unwrap()).unwrap();
+    assert_eq!(raw["steady_state"]["criterion"], "iops_slope:10%");
+    assert_eq!(raw["steady_state"]["dur_s"], 2.0);
+
+    // Without the options the text is sysbench's, and the document has the default judgement.
+    let out = ok(&spindle(
+        dir,
+        &[a[0], a[1], ss[0], "--time=1", "--format=json", "run"],
+    ));
+    let r = BenchResult::from_json(&out, "stdout").unwrap();
+    let s = r.steady_state.unwrap();
+    assert_eq!(s.criterion.to_string(), "iops_slope:10%");
+    assert!(s
+        .reason
+        .unwrap()
+        .starts_with("not attained: no interval samples"));
+    let out = ok(&spindle(dir, &[a[0], a[1], ss[0], "--time=1", "run"]));
+    assert!(!out.contains("steady state"), "{out}");
+}
+
+#[test]
+fn a_bad_steady_state_option_names_the_flag_and_the_words() {
+    let d = tempfile::tempdir().unwrap();
+    let e = err(&spindle(
+        d.path(),
+        &["--file-test-mode=rndrd", "--ss=foo:1", "run"],
+    ));
+    assert!(e.contains("--ss"), "{e}");
+    assert!(
+        e.contains("'foo' is not a steady-state criterion: use iops, iops_slope, bw, bw_slope, lat or lat_slope"),
+        "{e}"
+    );
+    let e = err(&spindle(
+        d.path(),
+        &["--file-test-mode=rndrd", "--ss=iops:5", "run"],
+    ));
+    assert!(e.contains("--ss: steady state is judged on the interval samples, and --report-interval is off: set --report-interval=1"), "{e}");
+}

@@ -1,6 +1,6 @@
 //! `spindle fileio` options: sysbench 1.0's, so a sysbench command line can be pasted.
 
-use super::values::{onoff, size, typed_size, word, word_or, Format, Step};
+use super::values::{onoff, size, typed_size, word, word_or, Format, SteadyArgs, Step};
 
 /// `spindle fileio`: options as sysbench 1.0's, so a sysbench command line can be pasted.
 /// Booleans take `=on|off` (a bare `--validate` means on).
@@ -70,6 +70,8 @@ pub struct FileioArgs {
     /// Print intermediate results every N seconds, 0 = off.
     #[arg(long, value_name = "SECONDS")]
     pub report_interval: Option<u64>,
+    #[command(flatten)]
+    pub steady: SteadyArgs,
     /// Latency percentile to report, 0 = off [default: 95].
     #[arg(long, value_name = "P")]
     pub percentile: Option<f64>,

@@ -12,7 +12,7 @@ pub use oltp::OltpArgs;
 pub use report::{ReportAction, ReportArgs};
 pub use tpcc::TpccArgs;
 use values::{size, word};
-pub use values::{Format, Step};
+pub use values::{Format, SteadyArgs, Step};
 
 use clap::{Parser, Subcommand};
 

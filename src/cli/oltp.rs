@@ -119,6 +119,8 @@ pub struct OltpArgs {
     /// Seconds between intermediate reports (0 = off).
     #[arg(long, default_value_t = 0)]
     pub report_interval: u64,
+    #[command(flatten)]
+    pub steady: super::values::SteadyArgs,
     /// Percentile to report in latency statistics (0 = off).
     #[arg(long, default_value_t = 95)]
     pub percentile: u32,

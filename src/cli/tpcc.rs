@@ -39,6 +39,8 @@ pub struct TpccArgs {
     /// Seconds between interval lines, 0 = none [default: 10].
     #[arg(short = 'i', long, value_name = "SECONDS")]
     pub report_interval: Option<u64>,
+    #[command(flatten)]
+    pub steady: super::values::SteadyArgs,
     /// Connections loading warehouses in parallel during prepare [default: 4].
     #[arg(long, value_name = "N")]
     pub load_connections: Option<u32>,

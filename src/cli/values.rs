@@ -62,3 +62,28 @@ pub(crate) fn size(s: &str) -> Result<u64, String> {
 pub(crate) fn typed_size(s: &str) -> Result<crate::units::TypedSize, String> {
     crate::units::TypedSize::parse(s)
 }
+
+/// fio's steady-state options, the same on every engine's run (`engine::steady`). Judged on
+/// the `--report-interval` samples; with any of them the run prints a line after its report.
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct SteadyArgs {
+    /// Steady state as fio's ss= judges it: iops, iops_slope, bw, bw_slope, lat or lat_slope,
+    /// a colon and a limit, absolute or in % of the mean (iops: fileio's reads + writes, OLTP's
+    /// and TPC-C's transactions per second; bw: MiB/s, qps, tpmC; lat: the interval's
+    /// percentile) [default: iops_slope:10%, recorded in the result document].
+    #[arg(long, value_name = "CRITERION", value_parser = steady)]
+    pub ss: Option<crate::engine::SteadyCriterion>,
+    /// fio's ss_dur: the rolling window the criterion must hold over, seconds [default: a
+    /// third of the run, 10 to 60 s].
+    #[arg(long, value_name = "SECONDS")]
+    pub ss_dur: Option<u64>,
+    /// fio's ss_ramp: seconds before the first window may begin [default: a sixth of the
+    /// run, 2 to 30 s].
+    #[arg(long, value_name = "SECONDS")]
+    pub ss_ramp: Option<u64>,
+}
+
+/// clap parser for a steady-state criterion in fio's words (`iops_slope:10%`).
+pub(crate) fn steady(s: &str) -> Result<crate::engine::SteadyCriterion, String> {
+    crate::engine::SteadyCriterion::parse(s)
+}

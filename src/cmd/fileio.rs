@@ -102,6 +102,8 @@ fn run_step(
     let mode = cfg.test_mode.context(
         "--file-test-mode is required for run: seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw",
     )?;
+    let interval_s = cfg.report_interval.map_or(0, |i| i.as_secs());
+    let steady = crate::config::steady::from_args(&args.steady, interval_s)?;
     // A file set that cannot serve the run is refused before sysbench's header.
     fileio::check_run(cfg, mode)?;
     if !json {
@@ -114,8 +116,9 @@ fn run_step(
         (None, n) => format!(" (--events={n})"),
     };
     let partial = super::output::mark_partial(controller, &mut m, &planned);
-    let result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
-    let report = || text::fileio_report(&result, cfg);
+    let mut result = BenchResult::new(TestOptions::Fileio(cfg.clone()), m);
+    let line = super::output::steady_line(&mut result, &steady);
+    let report = || text::fileio_report(&result, cfg) + &line;
     super::output::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         anyhow::bail!("fileio run failed: {e}");

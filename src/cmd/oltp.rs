@@ -78,6 +78,8 @@ fn run_step(
     printer: &Printer,
     json: bool,
 ) -> anyhow::Result<i32> {
+    let interval = cfg.report_interval_s;
+    let steady = crate::config::steady::from_args(&args.steady, interval)?;
     if !json {
         super::output::out(&format!(
             "{}\n",
@@ -90,14 +92,15 @@ fn run_step(
         (t, _) => format!(" of --time={t}"),
     };
     let partial = super::output::mark_partial(controller, &mut m, &planned);
-    let result = BenchResult::new(TestOptions::Oltp(Box::new(cfg.clone())), m);
+    let mut result = BenchResult::new(TestOptions::Oltp(Box::new(cfg.clone())), m);
+    let line = super::output::steady_line(&mut result, &steady);
     let report = || {
         let mut text = String::new();
         if args.histogram {
             text.push_str(&oltp_text::histogram(&result));
         }
         text.push_str(&oltp_text::final_report(&result));
-        text
+        text + &line
     };
     super::output::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {

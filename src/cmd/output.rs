@@ -43,6 +43,20 @@ pub(crate) fn mark_partial(
     Some(format!("PARTIAL: {note}"))
 }
 
+/// Judges `result`'s steady state by the `--ss` options given and returns the line its text
+/// report ends with; none given: the default judgement stays in the document and the text stays
+/// the reference tool's (a pasted command line prints what sysbench or tpcc-mysql print).
+pub(crate) fn steady_line(
+    result: &mut crate::model::BenchResult,
+    settings: &crate::engine::SteadySettings,
+) -> String {
+    if !settings.given() {
+        return String::new();
+    }
+    let s = result.judge_steady(settings);
+    format!("{}\n", crate::report::doubts::steady_line(s))
+}
+
 /// A run's result on its way out: the document to `--save PATH` (atomically), then to stdout —
 /// the JSON document, or `report` (the text report) and the `PARTIAL:` line of an interrupted
 /// run ([`mark_partial`]).

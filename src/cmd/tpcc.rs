@@ -177,6 +177,8 @@ fn run_step(
     json: bool,
     layout: Layout,
 ) -> anyhow::Result<i32> {
+    let interval = cfg.report_interval_s;
+    let steady = crate::config::steady::from_args(&args.steady, interval)?;
     let files = TrxFiles::open(args.report_file.as_ref(), args.trx_file.as_ref())?;
     if !json {
         print!("{}", text::run_header(cfg));
@@ -194,8 +196,9 @@ fn run_step(
         cfg.measured_s()
     );
     let partial = super::output::mark_partial(controller, &mut m, &planned);
-    let result = BenchResult::new(TestOptions::Tpcc(Box::new(cfg.clone())), m);
-    let report = || text::final_report(&result, layout);
+    let mut result = BenchResult::new(TestOptions::Tpcc(Box::new(cfg.clone())), m);
+    let line = super::output::steady_line(&mut result, &steady);
+    let report = || text::final_report(&result, layout) + &line;
     super::output::show_result(&result, json, report, partial, args.save.as_deref())?;
     if let Some(e) = &result.error {
         bail!("the TPC-C run ended early: {e} (the report above covers the run up to the error)");

@@ -9,6 +9,7 @@ pub mod oltp;
 pub mod profile;
 pub mod regimes;
 pub mod spindle;
+pub mod steady;
 pub mod tpcc;
 
 use anyhow::bail;

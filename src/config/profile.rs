@@ -7,6 +7,8 @@
 //! mode, compat level, flag list and distribution name parsed — so the run layer never looks at
 //! a string again. Every error names the profile (built-in name or file) and the key.
 
+use super::steady::from_keys;
+use crate::engine::SteadySettings;
 use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, IoMode, TestMode};
 use crate::model::ProfileRecord;
 use crate::oltp::{OltpConfig, RandType, Workload};
@@ -102,6 +104,11 @@ pub struct FileioSet {
     /// `--file-fill`: `zero` (as sysbench) or `random` (incompressible) [zero].
     #[serde(default)]
     pub fill: Option<String>,
+    /// fio's `ss`, `ss_dur`, `ss_ramp` (`--ss`, …): each run's steady-state criterion,
+    /// window and ramp, seconds [`iops_slope:10%`, a third and a sixth of the run].
+    pub ss: Option<String>,
+    pub ss_dur: Option<u64>,
+    pub ss_ramp: Option<u64>,
 }
 
 /// Server settings for the suite (a subset of `spindle mysqld` options), as written.
@@ -148,6 +155,11 @@ pub struct OltpProfile {
     /// pool, the server restarted in between [none: one pass on `[mysqld] buffer_pool_size`].
     #[serde(default)]
     pub regimes: Option<super::regimes::RegimesProfile>,
+    /// fio's `ss`, `ss_dur`, `ss_ramp` (`--ss`, …): each run's steady-state criterion,
+    /// window and ramp, seconds [`iops_slope:10%`, a third and a sixth of the run].
+    pub ss: Option<String>,
+    pub ss_dur: Option<u64>,
+    pub ss_ramp: Option<u64>,
 }
 
 /// TPC-C (tpcc-mysql's model), as written.
@@ -179,6 +191,11 @@ pub struct TpccProfile {
     /// Check TPC-C's consistency conditions after the run [true].
     #[serde(default = "yes")]
     pub check: bool,
+    /// fio's `ss`, `ss_dur`, `ss_ramp` (`--ss`, …): each run's steady-state criterion,
+    /// window and ramp, seconds [`iops_slope:10%`, a third and a sixth of the run].
+    pub ss: Option<String>,
+    pub ss_dur: Option<u64>,
+    pub ss_ramp: Option<u64>,
 }
 
 fn default_block() -> String {
@@ -222,6 +239,8 @@ pub struct TpccPlan {
     pub base: TpccConfig,
     /// Check the consistency conditions after the run.
     pub check: bool,
+    /// The run's steady-state criterion, window and ramp.
+    pub steady: SteadySettings,
 }
 
 /// The total size of a fileio set.
@@ -252,6 +271,8 @@ pub struct FileioPlan {
     pub threads: Vec<u32>,
     /// Drop the page cache before each run (root only).
     pub drop_caches: bool,
+    /// Each run's steady-state criterion, window and ramp.
+    pub steady: SteadySettings,
 }
 
 /// The OLTP workloads: the engine settings shared by every run, and what varies.
@@ -267,6 +288,8 @@ pub struct OltpPlan {
     pub reprepare: Vec<Workload>,
     /// Run every workload in both regimes (CPU-bound, then I/O-bound).
     pub regimes: Option<super::regimes::Regimes>,
+    /// Each run's steady-state criterion, window and ramp.
+    pub steady: SteadySettings,
 }
 
 impl FileioPlan {
@@ -468,6 +491,7 @@ fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
         modes,
         threads: thread_counts("threads", &f.threads)?,
         drop_caches: f.drop_caches,
+        steady: from_keys(f.ss.as_deref(), f.ss_dur, f.ss_ramp, f.report_interval)?,
     })
 }
 
@@ -560,6 +584,7 @@ fn resolve_oltp(o: &OltpProfile) -> Result<OltpPlan, KeyError> {
         threads: thread_counts("threads", &o.threads)?,
         reprepare,
         regimes,
+        steady: from_keys(o.ss.as_deref(), o.ss_dur, o.ss_ramp, o.report_interval)?,
     })
 }
 
@@ -607,6 +632,7 @@ fn resolve_tpcc(t: &TpccProfile) -> Result<TpccPlan, KeyError> {
     Ok(TpccPlan {
         base,
         check: t.check,
+        steady: from_keys(t.ss.as_deref(), t.ss_dur, t.ss_ramp, t.report_interval)?,
     })
 }
 
@@ -689,6 +715,35 @@ mod tests {
         "[[fileio]]\nfile_num = 1\ntotal_size = \"1G\"\nmodes = [\"rndrd\"]\nthreads = [1]\n";
     const OLTP: &str =
         "[oltp]\nworkloads = [\"read_write\"]\ntables = 1\ntable_size = 1\nthreads = [1]\ntime = 1\n";
+
+    #[test]
+    fn steady_state_keys_reach_every_engine_and_bad_ones_name_the_key() {
+        let tpcc = "[tpcc]\nwarehouses = 1\nconnections = 2\ntime = 60\nss = \"lat:2\"\n";
+        let text = format!("{SET}ss = \"bw_slope:5%\"\nss_dur = 20\n{OLTP}ss_ramp = 3\n{tpcc}");
+        let p = SuiteProfile::parse(&text, "mine", "built-in").unwrap();
+        let f = p.fileio[0].steady;
+        assert_eq!(
+            f.criterion.map(|c| c.to_string()).as_deref(),
+            Some("bw_slope:5%")
+        );
+        assert_eq!((f.dur_s, f.ramp_s), (Some(20), None));
+        assert_eq!(p.oltp.unwrap().steady.ramp_s, Some(3));
+        let t = p.tpcc.unwrap().steady;
+        assert_eq!(t.criterion.map(|c| c.to_string()).as_deref(), Some("lat:2"));
+        assert!(!SuiteProfile::load("quick").unwrap().fileio[0]
+            .steady
+            .given());
+        let e = err(&format!("{SET}ss = \"foo:1\"\n"));
+        assert!(
+            e.contains("fileio[0].ss: 'foo' is not a steady-state criterion"),
+            "{e}"
+        );
+        let e = err(&format!("{tpcc}ss_dur = 10\n"));
+        assert!(
+            e.contains("tpcc.ss_dur: a 10 s window holds fewer than 2 samples"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn errors_name_the_key_and_the_file() {

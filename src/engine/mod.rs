@@ -6,7 +6,8 @@
 //! - `run` returns a [`Measurement`] (`measurement.rs`, with its [`Counters`] and
 //!   [`IntervalSample`]s, each built by `interval.rs` from the latencies the workers publish
 //!   during the interval): the numbers, with `error` set when the run
-//!   ended early (the numbers are then partial); other failures are `Err` values whose text
+//!   ended early (the numbers are then partial), and whether it reached a steady state
+//!   (`steady.rs`, fio's `ss` on those samples); other failures are `Err` values whose text
 //!   names what failed in the engine's own words (a directory, a table, a server), never a
 //!   command-line flag the caller may not have typed: the CLI adds the flag, the suite the
 //!   profile key;
@@ -15,11 +16,13 @@
 
 pub mod interval;
 pub mod measurement;
+pub mod steady;
 
 pub use interval::*;
 pub use measurement::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+pub use steady::{SteadyCriterion, SteadySettings, SteadyState};
 
 /// Ends a step from another thread (a signal, the abort button, the suite stopping).
 ///

@@ -6,7 +6,7 @@
 //! Schema 2 (this version): `options` carries a `kind` tag (`fileio`, `oltp`, `tpcc`) and is
 //! read back into the engine's typed config ([`TestOptions`]). Everything else is as in 1.
 
-use crate::engine::Measurement;
+use crate::engine::{Measurement, SteadySettings, SteadyState};
 use crate::sys::HostInfo;
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +53,10 @@ pub struct BenchResult {
     pub test: String,
     /// The fully resolved options (every default filled in), as the engine saw them.
     pub options: TestOptions,
+    /// Whether and when the run reached a steady state (fio's `ss`), and left it. Documents
+    /// written before it was recorded get it computed when read, by the engine's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
     #[serde(flatten)]
     pub measurement: Measurement,
 }
@@ -91,6 +95,8 @@ impl ToolInfo {
 
 impl BenchResult {
     /// The document for `m`, measured with `options` on this host by this spindle.
+    /// Its steady state is judged by the engine's default criterion ([`Self::judge_steady`]
+    /// judges it again by other settings).
     pub fn new(options: TestOptions, m: Measurement) -> Self {
         BenchResult {
             schema_version: SCHEMA_VERSION,
@@ -98,7 +104,22 @@ impl BenchResult {
             host: HostInfo::collect(),
             test: options.test_name(),
             options,
+            steady_state: Some(m.steady_state(&SteadySettings::default())),
             measurement: m,
+        }
+    }
+
+    /// Judges the steady state by `settings` (`--ss`, `--ss-dur`, `--ss-ramp`).
+    pub fn judge_steady(&mut self, settings: &SteadySettings) -> &SteadyState {
+        self.steady_state
+            .insert(self.measurement.steady_state(settings))
+    }
+
+    /// The steady state of a document read back, computed by the engine's default when the
+    /// document predates it.
+    pub(crate) fn fill_steady_state(&mut self) {
+        if self.steady_state.is_none() {
+            self.judge_steady(&SteadySettings::default());
         }
     }
 
@@ -128,8 +149,10 @@ impl BenchResult {
         move_diagnostics(&mut v);
         // Through the text form, sharing the string deserializer of the model with the
         // suite document's reader (one instantiation in the binary instead of two).
-        serde_json::from_str(&v.to_string())
-            .map_err(|e| anyhow::anyhow!("'{origin}': malformed result document: {e}"))
+        let mut r: Self = serde_json::from_str(&v.to_string())
+            .map_err(|e| anyhow::anyhow!("'{origin}': malformed result document: {e}"))?;
+        r.fill_steady_state();
+        Ok(r)
     }
 
     pub fn to_json_pretty(&self) -> String {
@@ -221,6 +244,20 @@ mod tests {
         v["options"].as_object_mut().unwrap().remove("kind");
         let old = super::BenchResult::from_value(v, "old.json").unwrap();
         assert!(matches!(old.options, super::TestOptions::Tpcc(_)));
+    }
+
+    #[test]
+    fn documents_without_a_steady_state_get_the_default_judgement_when_read() {
+        let mut r = super::tests_support::sample_fileio_result();
+        r.measurement.total_time_s = 8.0;
+        let mut v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["steady_state"]["criterion"], "iops_slope:10%");
+        v.as_object_mut().unwrap().remove("steady_state");
+        let back = super::BenchResult::from_value(v, "old.json").unwrap();
+        let s = back.steady_state.unwrap();
+        // No interval samples: judged as not attained, saying why; 8 s → a 10 s window, 2 s ramp.
+        assert_eq!((s.attained, s.dur_s, s.ramp_s), (false, 10.0, 2.0));
+        assert!(s.reason.unwrap().contains("no interval samples"));
     }
 
     #[test]

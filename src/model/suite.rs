@@ -98,6 +98,11 @@ impl SuiteResult {
         if ver < 3 {
             s.upgrade_v2();
         }
+        // Results written before steady state was recorded get it from their samples.
+        let results = s.targets.iter_mut().flat_map(|t| &mut t.phases);
+        results
+            .filter_map(|p| p.result.as_mut())
+            .for_each(bench::BenchResult::fill_steady_state);
         s.schema_version = SUITE_SCHEMA_VERSION;
         Ok(s)
     }

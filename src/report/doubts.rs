@@ -7,11 +7,14 @@
 //! The doubts: the phase did not finish; the target is a filesystem in RAM; the page cache may
 //! serve a fileio set; the OLTP or TPC-C data set fits in the buffer pool; the run was too
 //! short for a steady state; the Pi throttled or its supply sagged (`report::health`); the USB
-//! link was slower than USB 3. A run that did not finish is said once for the run.
+//! link was slower than USB 3; the rate reached no steady state by the result's criterion, or
+//! left it (and what the target recorded that explains it). A run that did not finish is said
+//! once for the run.
 
 use crate::model::{BenchResult, TestOptions};
 use crate::model::{Phase, Regime};
 use crate::model::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
+use crate::stats::steady::SteadyState;
 use crate::units::human_size;
 
 /// What report.html and summary.txt say when no result has a doubt. Power is claimed only
@@ -45,6 +48,8 @@ pub enum Kind {
     /// Throttling or under-voltage reported (or under-voltage not measured on a Pi).
     Power,
     SlowLink,
+    /// No steady state by the result's criterion, or one left (`engine::steady`).
+    Unsteady,
 }
 
 /// One reason to doubt a figure, as a sentence without its subject (the target).
@@ -83,7 +88,8 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Vec<Doub
         out.push(d);
     }
     out.extend(buffer_pool(p, r));
-    if r.total_time_s.round() < STEADY_S {
+    let short = r.total_time_s.round() < STEADY_S;
+    if short {
         out.push(doubt(
             Kind::ShortRun,
             format!(
@@ -103,7 +109,108 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Vec<Doub
             ),
         ));
     }
+    out.extend(unsteady(t, r, short));
     out
+}
+
+/// The line a result's steady state gets beside its figures: `steady state (iops_slope:10%,
+/// dur 10 s, ramp 2 s): attained at 12.0 s`, `…: attained at 12.0 s, left at 41.0 s (cause
+/// unknown)`, `…: not attained: …`.
+pub fn steady_line(s: &SteadyState) -> String {
+    let head = format!(
+        "steady state ({}, dur {} s, ramp {} s)",
+        s.criterion, s.dur_s, s.ramp_s
+    );
+    let what = match (s.at_s, s.left_at_s) {
+        (Some(at), Some(left)) => {
+            let cause = match s.reason.as_deref() {
+                None | Some(UNKNOWN) => "cause unknown",
+                Some(r) => r,
+            };
+            format!("attained at {at:.1} s, left at {left:.1} s ({cause})")
+        }
+        (Some(at), None) => format!("attained at {at:.1} s"),
+        (None, _) => s.reason.clone().unwrap_or_else(|| "not attained".into()),
+    };
+    format!("{head}: {what}")
+}
+
+/// What a left steady state records when nothing in the result explains it.
+const UNKNOWN: &str = "unknown";
+
+/// No steady state by the result's criterion, or one it left. Not when the run was too short
+/// for the window and the short-run doubt already says so, nor without interval samples
+/// (nothing was judged; the steady-state line says why).
+fn unsteady(t: &TargetResult, r: &BenchResult, short: bool) -> Option<Doubt> {
+    let s = r.steady_state.as_ref()?;
+    let how = format!("{} (dur {} s, ramp {} s)", s.criterion, s.dur_s, s.ramp_s);
+    if s.left_at_s.is_some() {
+        let cause = match s.reason.as_deref() {
+            None | Some(UNKNOWN) => leave_cause(t).unwrap_or_else(|| {
+                "nothing recorded explains it (no throttling, under-voltage or USB trouble)".into()
+            }),
+            Some(c) => c.to_string(),
+        };
+        return Some(doubt(
+            Kind::Unsteady,
+            format!("left its steady state by {how}: the rate fell beyond the limit for a whole window; {cause}."),
+        ));
+    }
+    let reason = s.reason.as_deref().unwrap_or_default();
+    let unjudged = reason.starts_with(crate::stats::steady::NO_SAMPLES)
+        || (short && reason.starts_with(crate::stats::steady::TOO_SHORT));
+    if s.attained || unjudged {
+        return None;
+    }
+    Some(doubt(
+        Kind::Unsteady,
+        format!("did not reach a steady state by {how}: the figure averages a rate that was still changing."),
+    ))
+}
+
+/// Writes into each result of `t` that left its steady state for no known reason what the
+/// target recorded that explains it (the suite, once the target's health and kernel log are in).
+pub fn explain_left(t: &mut TargetResult) {
+    let Some(cause) = leave_cause(t) else {
+        return;
+    };
+    for r in t.phases.iter_mut().filter_map(|p| p.result.as_mut()) {
+        if let Some(s) = r.steady_state.as_mut() {
+            if s.left_at_s.is_some() && s.reason.as_deref() == Some(UNKNOWN) {
+                s.reason = Some(cause.clone());
+            }
+        }
+    }
+}
+
+/// What the target recorded that explains a drop: throttling or under-voltage, USB trouble in
+/// the kernel log; none when nothing does.
+fn leave_cause(t: &TargetResult) -> Option<String> {
+    let h = super::health::of(t);
+    if h.throttled_bits != 0 {
+        return Some(format!(
+            "the Pi reported {} while the target ran",
+            crate::sys::state::throttled_flags(h.throttled_bits).join(", ")
+        ));
+    }
+    if h.undervoltage_seen || h.undervoltage_logged > 0 {
+        return Some("under-voltage was detected while the target ran".into());
+    }
+    if let Some(crate::disk::kernel_log::UsbTroubleCount::Counted(c)) = &t.usb_trouble {
+        let trouble: Vec<String> = c
+            .disks
+            .values()
+            .filter(|u| !u.is_empty())
+            .map(|u| u.describe())
+            .collect();
+        if !trouble.is_empty() {
+            return Some(format!(
+                "the kernel logged USB trouble ({})",
+                trouble.join("; ")
+            ));
+        }
+    }
+    None
 }
 
 /// A fileio set the page cache can hold, read or written without O_DIRECT.
@@ -400,6 +507,104 @@ mod tests {
         let d = of_result(&s, &s.targets[0], &s.targets[0].phases[0]);
         assert_eq!(d[0].kind, Kind::Power);
         assert!(d[0].text.contains("throttled"), "{}", d[0].text);
+    }
+
+    #[test]
+    fn a_rate_without_a_steady_state_or_one_that_left_it_is_a_doubt() {
+        use crate::stats::steady::Criterion;
+        let mut s = two_disk_suite();
+        let state = |at_s: Option<f64>, left_at_s: Option<f64>, reason: Option<&str>| SteadyState {
+            criterion: Criterion::parse("iops_slope:10%").unwrap(),
+            dur_s: 10.0,
+            ramp_s: 5.0,
+            attained: at_s.is_some(),
+            at_s,
+            left_at_s,
+            reason: reason.map(String::from),
+            series: "iops: reads + writes per second".into(),
+        };
+        let set = |s: &mut SuiteResult, st: SteadyState| {
+            let r = s.targets[0].phases[0].result.as_mut().unwrap();
+            r.measurement.total_time_s = 60.0;
+            if let TestOptions::Fileio(c) = &mut r.options {
+                c.extra_flags.direct = true;
+            }
+            r.steady_state = Some(st);
+        };
+        let doubts = |s: &SuiteResult| of_result(s, &s.targets[0], &s.targets[0].phases[0]);
+        set(&mut s, state(Some(15.0), None, None));
+        assert_eq!(doubts(&s), []);
+        assert_eq!(
+            steady_line(
+                s.targets[0].phases[0]
+                    .result
+                    .as_ref()
+                    .unwrap()
+                    .steady_state
+                    .as_ref()
+                    .unwrap()
+            ),
+            "steady state (iops_slope:10%, dur 10 s, ramp 5 s): attained at 15.0 s"
+        );
+        let never = "not attained: the flattest had a slope of 12.5 % of its mean per second (limit iops_slope:10%)";
+        set(&mut s, state(None, None, Some(never)));
+        let d = doubts(&s);
+        assert_eq!(d[0].kind, Kind::Unsteady);
+        assert_eq!(d[0].text, "did not reach a steady state by iops_slope:10% (dur 10 s, ramp 5 s): the figure averages a rate that was still changing.");
+        assert_eq!(
+            steady_line(&state(None, None, Some(never))),
+            format!("steady state (iops_slope:10%, dur 10 s, ramp 5 s): {never}")
+        );
+        // Left: the target's throttling explains it; without any, nothing recorded does.
+        set(&mut s, state(Some(15.0), Some(41.0), Some("unknown")));
+        assert!(
+            doubts(&s)[0].text.ends_with(
+                "; nothing recorded explains it (no throttling, under-voltage or USB trouble)."
+            ),
+            "{:?}",
+            doubts(&s)
+        );
+        assert_eq!(
+            steady_line(&state(Some(15.0), Some(41.0), Some("unknown"))),
+            "steady state (iops_slope:10%, dur 10 s, ramp 5 s): attained at 15.0 s, left at 41.0 s (cause unknown)"
+        );
+        s.targets[0].samples = vec![crate::sys::state::StateSample {
+            t_s: 30.0,
+            temp_c: None,
+            throttled: Some(0x4),
+            undervoltage: None,
+        }];
+        let d = doubts(&s);
+        let left = d.iter().find(|x| x.kind == Kind::Unsteady).unwrap();
+        // The suite writes the cause into the document once the target is done.
+        explain_left(&mut s.targets[0]);
+        let r = s.targets[0].phases[0].result.as_ref().unwrap();
+        let reason = r.steady_state.as_ref().unwrap().reason.clone().unwrap();
+        assert!(reason.starts_with("the Pi reported "), "{reason}");
+        assert!(
+            left.text.ends_with(&format!("; {reason}.")),
+            "{}",
+            left.text
+        );
+        assert!(left.text.starts_with("left its steady state by iops_slope:10% (dur 10 s, ramp 5 s): the rate fell beyond the limit for a whole window; the Pi reported "), "{}", left.text);
+        // Too short for the window: the short-run doubt says it, once.
+        s.targets[0].samples.clear();
+        set(
+            &mut s,
+            state(
+                None,
+                None,
+                Some("not attained: run shorter than ss_ramp + ss_dur (8 s < 5 s + 10 s)"),
+            ),
+        );
+        s.targets[0].phases[0]
+            .result
+            .as_mut()
+            .unwrap()
+            .measurement
+            .total_time_s = 8.0;
+        let kinds: Vec<Kind> = doubts(&s).iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [Kind::ShortRun]);
     }
 
     #[test]

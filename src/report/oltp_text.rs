@@ -141,6 +141,7 @@ Threads fairness:
             host: HostInfo::default(),
             test: "oltp_read_write".into(),
             options: crate::model::TestOptions::Oltp(Box::default()),
+            steady_state: None,
             measurement: crate::engine::Measurement {
                 started_at: String::new(),
                 threads: 2,

@@ -3,7 +3,7 @@
 //! reference articles compare an SSD with an HDD — each figure with the numbers of its doubts,
 //! the two regimes of `[oltp.regimes]`, then failures and notes.
 
-use super::doubts::DoubtList;
+use super::doubts::{steady_line, DoubtList};
 use super::figures::figures;
 use crate::model::{PhaseResult, PhaseStatus, RunStatus, SuiteResult, TargetResult};
 use std::fmt::Write as _;
@@ -208,6 +208,9 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
                     t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio
                 );
                 let _ = writeln!(w, "{}", line.trim_end());
+                if let Some(ss) = &r.steady_state {
+                    let _ = writeln!(w, "  {:<10} {}", "", steady_line(ss));
+                }
             }
             None => {
                 let _ = writeln!(

@@ -182,10 +182,9 @@ fn fileio_run(
                 .push(format!("re-prepare after seqwr failed: {e:#}"));
         }
     }
-    Ok(Outcome::Done(Some(Box::new(BenchResult::new(
-        TestOptions::Fileio(cfg),
-        m,
-    )))))
+    let mut r = BenchResult::new(TestOptions::Fileio(cfg), m);
+    r.judge_steady(&ctx.opts.profile.fileio[set].steady);
+    Ok(Outcome::Done(Some(Box::new(r))))
 }
 
 /// The my.cnf settings recorded with the results: the ones that change the numbers.
@@ -289,6 +288,9 @@ fn oltp_run(
     pr.caches_dropped = Some(crate::sys::drop_caches());
     let m = oltp::run(&cfg, ctx.controller, ctx.chatter)?;
     let mut r = BenchResult::new(TestOptions::Oltp(Box::new(cfg)), m);
+    if let Some(o) = &ctx.opts.profile.oltp {
+        r.judge_steady(&o.steady);
+    }
     if r.error.is_none() && !server_alive(&run.datadir()) {
         // The engine may have spent the end of the run trying to reconnect; a server that is
         // gone makes the numbers partial whatever the engine saw.

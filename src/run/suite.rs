@@ -225,6 +225,7 @@ fn run_target(
     write_bundle(&opts.out_dir, result)?;
     result.targets[ti].samples = sampler.finish();
     facts.finish(opts, &mut result.targets[ti]);
+    crate::report::doubts::explain_left(&mut result.targets[ti]);
     // The work directory is ours (marker checked); remove what is left of it.
     if gone.is_none() {
         if let Err(e) = std::fs::remove_dir_all(&run.work) {

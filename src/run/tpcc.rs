@@ -56,6 +56,7 @@ pub(super) fn run(
     pr.caches_dropped = Some(crate::sys::drop_caches());
     let m = tpcc::run(&cfg, ctx.controller, ctx.chatter)?;
     let mut r = BenchResult::new(TestOptions::Tpcc(Box::new(cfg)), m);
+    r.judge_steady(&plan(ctx).steady);
     if r.error.is_none() && !server_alive(&run.datadir()) {
         r.error = Some(server_stopped_error(&run.datadir()));
     }

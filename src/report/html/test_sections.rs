@@ -2,7 +2,7 @@
 //! over time, p95/p99 over time, the latency spectrum (HDR percentiles on a log 1/(1−p) axis),
 //! TPC-C per-transaction latencies, and the parameters under every figure.
 
-use super::super::doubts::DoubtList;
+use super::super::doubts::{steady_line, DoubtList};
 use super::super::metric::{self, Family};
 use super::super::params;
 use super::super::rank::{Row, TestView};
@@ -347,6 +347,12 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
             .into_iter()
             .map(|n| format!("doubt [{n}]: {}", doubts.items[n - 1].text));
         let fit = r.phase.data_set.map(|f| f.describe());
+        let steady = r
+            .phase
+            .result
+            .as_ref()
+            .and_then(|b| b.steady_state.as_ref());
+        let steady = steady.map(steady_line);
         let texts = numbered
             .chain(
                 r.phase
@@ -355,6 +361,7 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
                     .map(|e| format!("{}: {e}", r.phase.status)),
             )
             .chain(fit)
+            .chain(steady)
             .chain(r.phase.notes.iter().cloned())
             .chain(r.phase.result.iter().flat_map(|b| b.notes.iter().cloned()));
         for t in texts {
