@@ -15,7 +15,7 @@ pub(super) fn last_errno() -> i32 {
 /// Shuts the write side of socket `fd` down (`BlockingIo::shutdown`); a socket already
 /// disconnected is not an error.
 pub(super) fn shutdown_write(fd: RawFd) -> io::Result<()> {
-    // SAFETY: shutdown(2) on a socket the caller owns.
+    // SAFETY: shutdown(2) reads no memory of ours; `fd` is a socket the caller owns.
     if unsafe { libc::shutdown(fd, libc::SHUT_WR) } == 0 {
         return Ok(());
     }
@@ -28,21 +28,12 @@ pub(super) fn shutdown_write(fd: RawFd) -> io::Result<()> {
 /// `Ok` when socket `fd` is still connected and nothing unread waits in it
 /// (`BlockingIo::check`).
 pub(super) fn check_idle(fd: RawFd) -> io::Result<()> {
-    let mut b = [0u8; 1];
-    // SAFETY: a one-byte peek into `b`.
-    let n = unsafe {
-        libc::recv(
-            fd,
-            b.as_mut_ptr().cast(),
-            1,
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
-        )
-    };
-    match n {
-        0 => Err(io::Error::new(io::ErrorKind::BrokenPipe, "broken pipe")),
-        n if n > 0 => Err(io::Error::other("stream should be empty")),
-        _ if last_errno() == libc::EAGAIN => Ok(()),
-        _ => Err(io::Error::last_os_error()),
+    let peek = libc::MSG_PEEK | libc::MSG_DONTWAIT;
+    match recv(fd, &mut [MaybeUninit::uninit()], peek) {
+        Ok(0) => Err(io::Error::new(io::ErrorKind::BrokenPipe, "broken pipe")),
+        Ok(_) => Err(io::Error::other("stream should be empty")),
+        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
@@ -86,10 +77,10 @@ pub(super) fn timed_out(timeout: Duration) -> io::Error {
 
 /// One receive into `buf` with `flags`, retried when a signal interrupts it: `Ok(0)` when the
 /// peer closed; `EAGAIN` as the error when nothing came (`MSG_DONTWAIT`, or the socket's
-/// receive timeout).
-pub(super) fn recv_with(fd: RawFd, buf: &mut [MaybeUninit<u8>], flags: i32) -> io::Result<usize> {
+/// receive timeout: [`or_timed_out`]).
+pub(super) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>], flags: i32) -> io::Result<usize> {
     loop {
-        // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
+        // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`, which is valid for them.
         let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
         if n >= 0 {
             return Ok(n as usize);
@@ -101,13 +92,20 @@ pub(super) fn recv_with(fd: RawFd, buf: &mut [MaybeUninit<u8>], flags: i32) -> i
     }
 }
 
-/// One blocking receive into `buf`: `Ok(0)` when the peer closed, `TimedOut` after the socket's
-/// receive timeout.
-pub(super) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>], timeout: Duration) -> io::Result<usize> {
-    recv_with(fd, buf, 0).map_err(|e| match e.raw_os_error() {
+/// [`recv`] into `buf`'s spare capacity (the caller makes room), the bytes received appended.
+pub(super) fn recv_append(fd: RawFd, buf: &mut Vec<u8>, flags: i32) -> io::Result<usize> {
+    let n = recv(fd, buf.spare_capacity_mut(), flags)?;
+    // SAFETY: recv(2) initialised the first `n` bytes of the spare capacity.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
+/// A blocking receive's `EAGAIN`: the socket's receive timeout, `timeout`, passed.
+pub(super) fn or_timed_out(e: io::Error, timeout: Duration) -> io::Error {
+    match e.raw_os_error() {
         Some(libc::EAGAIN) => timed_out(timeout),
         _ => e,
-    })
+    }
 }
 
 /// The whole of `buf`, blocking while the socket buffer is full.
@@ -148,7 +146,7 @@ pub struct BlockingSocket {
 // SAFETY: `read` returns `Ok(n)` only after recv(2) wrote `n <= buf.len()` bytes into `buf`.
 unsafe impl mysql_async::BlockingIo for BlockingSocket {
     fn read(&mut self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-        recv(self.fd.as_raw_fd(), buf, self.timeout)
+        recv(self.fd.as_raw_fd(), buf, 0).map_err(|e| or_timed_out(e, self.timeout))
     }
 
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -181,23 +179,18 @@ pub(super) const THREAD_TICK_MAX: Duration = Duration::from_millis(100);
 /// A new epoll instance; `None` if the kernel refuses one.
 pub(super) fn epoll_instance() -> Option<OwnedFd> {
     use std::os::fd::FromRawFd;
-    // SAFETY: epoll_create1 returns a new descriptor this takes ownership of.
-    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    // SAFETY: as above; checked not to be an error.
-    (ep >= 0).then(|| unsafe { OwnedFd::from_raw_fd(ep) })
+    // SAFETY: epoll_create1 returns a new descriptor, owned by nothing else, or -1 (refused).
+    unsafe {
+        let ep = libc::epoll_create1(libc::EPOLL_CLOEXEC);
+        (ep >= 0).then(|| OwnedFd::from_raw_fd(ep))
+    }
 }
 
 /// `epoll_ctl(2)` on instance `ep`: operation `op` for `fd`, with `events` and `data`.
-pub(super) fn epoll_ctl(
-    ep: &OwnedFd,
-    op: i32,
-    fd: RawFd,
-    events: u32,
-    data: u64,
-) -> io::Result<()> {
+pub(super) fn epoll_ctl(ep: RawFd, op: i32, fd: RawFd, events: u32, data: u64) -> io::Result<()> {
     let mut ev = libc::epoll_event { events, u64: data };
     // SAFETY: a valid event struct; the kernel checks the descriptors.
-    match unsafe { libc::epoll_ctl(ep.as_raw_fd(), op, fd, &mut ev) } {
+    match unsafe { libc::epoll_ctl(ep, op, fd, &mut ev) } {
         0 => Ok(()),
         _ => Err(io::Error::last_os_error()),
     }

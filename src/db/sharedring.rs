@@ -217,7 +217,7 @@ impl SharedRing {
     /// Submits what is queued and runs completions, sleeping until `min` have come.
     pub(super) fn enter(&mut self, min: usize) -> io::Result<()> {
         let queued = self.ring.submission().len();
-        // SAFETY: no argument is passed.
+        // SAFETY: no signal mask is passed (None); the queued entries were checked when pushed.
         match unsafe {
             self.ring.submitter().enter::<libc::sigset_t>(
                 queued as u32,
@@ -419,7 +419,7 @@ impl RingSlot {
         if result < 0 {
             return Err(io::Error::from_raw_os_error(-result));
         }
-        // SAFETY: the receive wrote `result` bytes into the spare capacity.
+        // SAFETY: the receive (into this spare capacity, kept in the slot) wrote `result` bytes.
         unsafe { inb.set_len(inb.len() + result as usize) };
         Ok(result as usize)
     }
@@ -508,8 +508,9 @@ impl Drop for ReplyWait {
 /// A new non-blocking eventfd; `None` if the kernel refuses one.
 fn eventfd() -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
-    // SAFETY: eventfd returns a new descriptor this takes ownership of.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-    // SAFETY: as above; checked not to be an error.
-    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    // SAFETY: eventfd returns a new descriptor, owned by nothing else, or -1 (refused).
+    unsafe {
+        let fd = libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK);
+        (fd >= 0).then(|| std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
 }

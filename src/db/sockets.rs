@@ -20,6 +20,7 @@
 //! the command line refuses them): `uring`, `uring-send`, `direct-ring`, `direct-reactor`,
 //! `direct-thread-epoll` (now `direct-epoll`).
 
+use super::blocking::epoll_ctl;
 use super::conn::ConnectionConfig;
 use super::wire::Wire;
 use serde::{Deserialize, Serialize};
@@ -76,6 +77,18 @@ impl ClientIo {
     /// Whether spindle writes and reads the measured statements itself ([`super::wire`]).
     pub fn is_direct(self) -> bool {
         matches!(self, ClientIo::Direct | ClientIo::DirectEpoll)
+    }
+
+    /// OS threads for `connections` (OLTP's and TPC-C's rule): `asked` when not 0, else one per
+    /// two connections, whose replies the thread awaits together, and no more than the CPUs
+    /// (sysbench and tpcc_start run one per connection; BENCHMARKS.md, "One client rule").
+    pub fn threads(connections: usize, asked: u32) -> usize {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let n = match asked {
+            0 => connections.div_ceil(2).min(cpus),
+            n => n as usize,
+        };
+        n.clamp(1, connections.max(1))
     }
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -285,13 +298,9 @@ fn drop_write_interest(polls: &[i32]) -> usize {
             if !is_socket {
                 continue;
             }
-            let mut ev = libc::epoll_event {
-                events: events & !(libc::EPOLLOUT as u32),
-                u64: data,
-            };
-            // SAFETY: epoll_ctl on fds this process owns, with a valid event struct; MOD keeps
-            // the registration's data (tokio's token) unchanged.
-            if unsafe { libc::epoll_ctl(epfd, libc::EPOLL_CTL_MOD, fd, &mut ev) } == 0 {
+            // MOD keeps the registration's data (tokio's token) unchanged.
+            let events = events & !(libc::EPOLLOUT as u32);
+            if epoll_ctl(epfd, libc::EPOLL_CTL_MOD, fd, events, data).is_ok() {
                 changed += 1;
             }
         }
@@ -302,6 +311,19 @@ fn drop_write_interest(polls: &[i32]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_connections_per_client_thread_and_no_more_threads_than_cpus() {
+        let cpus = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(ClientIo::threads(1, 0), 1);
+        assert_eq!(ClientIo::threads(2, 0), 1);
+        assert_eq!(ClientIo::threads(3, 0), 2.min(cpus));
+        assert_eq!(ClientIo::threads(64, 0), cpus.min(32));
+        // --client-threads is taken as asked, never more threads than connections.
+        assert_eq!(ClientIo::threads(8, 8), 8);
+        assert_eq!(ClientIo::threads(4, 9), 4);
+        assert_eq!(ClientIo::threads(0, 0), 1);
+    }
 
     #[test]
     fn a_result_that_names_a_retired_way_still_loads() {

@@ -15,7 +15,7 @@
 //! tokio (a reconnect, a pause) tokio's reactor watches it.
 
 use super::blocking::{
-    epoll_ctl as ctl, epoll_instance, recv_with, ticks_apart, timed_out, Ticker,
+    epoll_ctl as ctl, epoll_instance, recv_append, ticks_apart, timed_out, Ticker,
 };
 use super::threadwait::{PerThread, DRIVING};
 use std::cell::RefCell;
@@ -68,7 +68,7 @@ impl ThreadEpoll {
         let tick = Ticker::for_thread(timeout)?;
         let ep = epoll_instance()?;
         ctl(
-            &ep,
+            ep.as_raw_fd(),
             libc::EPOLL_CTL_ADD,
             tick.fd(),
             libc::EPOLLIN as u32,
@@ -98,7 +98,7 @@ impl ThreadEpoll {
             }
         };
         let events = (libc::EPOLLIN | libc::EPOLLET) as u32;
-        ctl(&self.ep, libc::EPOLL_CTL_ADD, fd, events, index as u64).ok()?;
+        ctl(self.fd(), libc::EPOLL_CTL_ADD, fd, events, index as u64).ok()?;
         // Ready until a receive finds the socket empty: bytes may have come before the edge
         // this registration could see.
         self.slots[index] = Slot {
@@ -112,7 +112,7 @@ impl ThreadEpoll {
     fn release(&mut self, index: u32) {
         let slot = std::mem::take(&mut self.slots[index as usize]);
         if let Some(fd) = slot.fd {
-            let _ = ctl(&self.ep, libc::EPOLL_CTL_DEL, fd, 0, 0);
+            let _ = ctl(self.fd(), libc::EPOLL_CTL_DEL, fd, 0, 0);
         }
     }
 
@@ -121,7 +121,7 @@ impl ThreadEpoll {
     pub(super) fn wait(&mut self, block: bool) -> io::Result<(bool, bool)> {
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
         let timeout = if block { -1 } else { 0 };
-        // SAFETY: at most EVENTS events into `evs`.
+        // SAFETY: the kernel writes at most EVENTS events into `evs`, which holds EVENTS.
         let n = unsafe {
             libc::epoll_wait(
                 self.ep.as_raw_fd(),
@@ -239,9 +239,8 @@ impl EpollSlot {
     /// One receive of a ready slot: `None` if it found the socket empty (the slot then waits
     /// for the next edge).
     fn take(&self, buf: &mut Vec<u8>) -> Option<io::Result<usize>> {
-        let spare = buf.spare_capacity_mut();
-        let room = spare.len();
-        let r = recv_with(self.fd, spare, libc::MSG_DONTWAIT);
+        let room = buf.capacity() - buf.len();
+        let r = recv_append(self.fd, buf, libc::MSG_DONTWAIT);
         let drained = match &r {
             Ok(n) => *n < room,
             Err(e) => e.raw_os_error() == Some(libc::EAGAIN),
@@ -252,11 +251,7 @@ impl EpollSlot {
             });
         }
         match r {
-            Ok(n) => {
-                // SAFETY: recv wrote `n` bytes into the spare capacity.
-                unsafe { buf.set_len(buf.len() + n) };
-                Some(Ok(n))
-            }
+            Ok(n) => Some(Ok(n)),
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => None,
             Err(e) => Some(Err(e)),
         }

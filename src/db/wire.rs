@@ -5,8 +5,8 @@
 //! (`Conn::set_blocking_io`, a vendored patch) and is made blocking, with the read timeout as
 //! `SO_RCVTIMEO`/`SO_SNDTIMEO`. A statement (COM_STMT_EXECUTE with integer and string
 //! parameters, or COM_QUERY) is encoded into one buffer; its reply is received into one buffer
-//! (16 KiB of room, as libmysqlclient reads), framed in place and its rows skipped (OLTP) or
-//! decoded by mysql_common into mysql_async's rows (TPC-C, [`super::Link`]).
+//! (16 KiB of room, as libmysqlclient reads), framed in place (`packets`), its rows skipped
+//! (OLTP) or decoded by mysql_common into mysql_async's rows (TPC-C, [`super::Link`]).
 //!
 //! Each reply is awaited in the client thread's own place ([`Waiting`], one variant per way):
 //! its io_uring, the request queued linked before the receive of its reply ([`RingSlot`]), or
@@ -23,16 +23,13 @@
 //! of step is `Error::Io`, a lost connection (2013, the engines reconnect), and marks the wire
 //! broken: nothing more is sent on it.
 
-use super::blocking::{make_blocking, recv, send_all, BlockingSocket};
-use super::packets::{err_packet, lenenc, lost, malformed, ok_packet, put_lenenc};
+use super::blocking::{make_blocking, or_timed_out, recv_append, send_all, BlockingSocket};
+use super::packets::{lost, put_lenenc, Collect, Replies, MAX_PAYLOAD, READ_ROOM};
 use super::sharedring::{RingSlot, LINK_MAX};
 use super::threadepoll::EpollSlot;
 use mysql_async::{Column, Error, Row, Value};
-use mysql_common::io::ParseBuf;
 use mysql_common::packets::ComStmtExecuteRequestBuilder;
 use mysql_common::proto::MySerialize;
-use mysql_common::row::RowDeserializer;
-use mysql_common::value::ServerSide;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
@@ -49,10 +46,6 @@ const COM_QUERY: u8 = 0x03;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const MYSQL_TYPE_LONGLONG: u8 = 0x08;
 const MYSQL_TYPE_VAR_STRING: u8 = 0xfd;
-const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
-/// A payload of this length is continued in the next packet.
-const MAX_PAYLOAD: usize = 0xff_ffff;
-const READ_ROOM: usize = 16 * 1024; // made before each receive
 
 /// Takes `conn`'s socket out of tokio's reactor and makes it blocking with `timeout`;
 /// mysql_async goes on through [`BlockingSocket`], the measured loop through the returned
@@ -95,31 +88,14 @@ enum Waiting {
 pub struct Wire {
     timeout: Duration,
     out: Vec<u8>,
-    /// Received bytes; `inb[pos..]` not consumed yet.
-    inb: Vec<u8>,
-    pos: usize,
-    /// The sequence number the next packet of the reply must carry.
-    seq: u8,
-    affected: u64,
+    /// Received bytes, read as replies.
+    rx: Replies,
     broken: bool,
     /// `out` holds a request that goes out with the receive of its reply (through the ring).
     held: bool,
     waiting: Waiting,
     /// Last: closed after the wait above lets go of it.
     fd: Arc<OwnedFd>,
-}
-
-/// Where a reply's rows go when they are read, not skipped.
-struct Collect<'a> {
-    columns: Arc<[Column]>,
-    rows: &'a mut Vec<Row>,
-}
-
-/// The first packet of a reply: an OK, or a result set with this many column definitions to
-/// skip before its rows.
-enum Head {
-    Ok { affected: u64, status: u16 },
-    Rows(u64),
 }
 
 impl Wire {
@@ -137,10 +113,10 @@ impl Wire {
             fd,
             timeout,
             out: Vec::with_capacity(256),
-            inb: Vec::with_capacity(2 * READ_ROOM),
-            pos: 0,
-            seq: 0,
-            affected: 0,
+            rx: Replies {
+                inb: Vec::with_capacity(2 * READ_ROOM),
+                ..Replies::default()
+            },
             broken: false,
         })
     }
@@ -153,11 +129,12 @@ impl Wire {
     /// Sends a held request and waits until the reply begins, in the thread's ring or epoll
     /// instance (its other connections run meanwhile), receiving what has come.
     async fn await_reply(&mut self) -> io::Result<()> {
-        if self.pos < self.inb.len() {
+        if self.rx.pos < self.rx.inb.len() {
             return Ok(()); // bytes are waiting already (a test's server may send first)
         }
-        self.inb.reserve(READ_ROOM);
-        let (out, inb, send) = (&mut self.out, &mut self.inb, std::mem::take(&mut self.held));
+        self.rx.inb.reserve(READ_ROOM);
+        let send = std::mem::take(&mut self.held);
+        let (out, inb) = (&mut self.out, &mut self.rx.inb);
         match &self.waiting {
             Waiting::Ring(slot) => slot.round_trip(out, send, inb).await.map(drop),
             Waiting::Epoll(slot) => slot.receive(inb).await.map(drop),
@@ -166,7 +143,7 @@ impl Wire {
 
     /// Rows changed by the last statement (its OK packet), as `Conn::affected_rows`.
     pub fn affected_rows(&self) -> u64 {
-        self.affected
+        self.rx.affected
     }
 
     /// Executes prepared statement `id` (`params` its `?`s, in order) and drops its result.
@@ -218,11 +195,11 @@ impl Wire {
     ) -> Result<Vec<Row>, Error> {
         self.encode_values(id, params)?;
         let mut rows = Vec::new();
-        self.round_trip(Some(Collect {
+        let collect = Collect {
             columns,
             rows: &mut rows,
-        }))
-        .await?;
+        };
+        self.round_trip(Some(collect)).await?;
         Ok(rows)
     }
 
@@ -258,9 +235,9 @@ impl Wire {
                 "the connection failed earlier",
             )));
         }
-        if self.pos == self.inb.len() {
-            self.inb.clear();
-            self.pos = 0;
+        if self.rx.pos == self.rx.inb.len() {
+            self.rx.inb.clear();
+            self.rx.pos = 0;
         }
         let mut r = self.send();
         if r.is_ok() {
@@ -268,7 +245,10 @@ impl Wire {
             self.broken = true;
             r = self.await_reply().await.map_err(lost);
         }
-        let r = r.and_then(|()| self.reply(collect));
+        // The rest of a reply whose start came ([`Wire::await_reply`]).
+        let (fd, t) = (self.fd.as_raw_fd(), self.timeout);
+        let mut more = |b: &mut Vec<u8>| recv_append(fd, b, 0).map_err(|e| or_timed_out(e, t));
+        let r = r.and_then(|()| self.rx.reply(&mut more, collect));
         self.broken = matches!(r, Err(Error::Io(_)));
         r
     }
@@ -279,7 +259,7 @@ impl Wire {
         if payload < MAX_PAYLOAD {
             self.out[..3].copy_from_slice(&(payload as u32).to_le_bytes()[..3]);
             self.out[3] = 0;
-            self.seq = 1;
+            self.rx.seq = 1;
         } else {
             // Longer than one packet (not a benchmark statement): split it.
             let body = self.out.split_off(4);
@@ -297,203 +277,15 @@ impl Wire {
                     seq = seq.wrapping_add(1);
                 }
             }
-            self.seq = seq;
+            self.rx.seq = seq;
         }
         // Held for the receive of its reply, unless bytes are waiting already (a server never
         // sends before the request; a test's may), which may hold the whole reply.
-        if self.shares_ring() && self.out.len() <= LINK_MAX && self.pos == self.inb.len() {
+        if self.shares_ring() && self.out.len() <= LINK_MAX && self.rx.pos == self.rx.inb.len() {
             self.held = true;
             return Ok(());
         }
         send_all(self.fd.as_raw_fd(), &self.out, self.timeout).map_err(lost)
-    }
-
-    /// Reads the whole reply: every result set's rows skipped, or decoded into `collect`'s rows
-    /// (a binary-protocol result), the OK's affected rows kept, the first ERR returned.
-    fn reply(&mut self, mut collect: Option<Collect<'_>>) -> Result<(), Error> {
-        loop {
-            let status = match self.head()? {
-                Head::Ok { affected, status } => {
-                    self.affected = affected;
-                    status
-                }
-                Head::Rows(columns) => {
-                    match collect.as_mut() {
-                        Some(c) if columns > 0 => c.columns = self.columns(columns)?,
-                        _ => {
-                            for _ in 0..columns {
-                                self.skip_packet()?;
-                            }
-                        }
-                    }
-                    self.rows(collect.as_mut())?
-                }
-            };
-            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(());
-            }
-        }
-    }
-
-    /// `n` column definitions, parsed.
-    fn columns(&mut self, n: u64) -> Result<Arc<[Column]>, Error> {
-        let mut v = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            let (start, len) = self.packet()?;
-            if len == MAX_PAYLOAD {
-                return Err(malformed());
-            }
-            let mut buf = ParseBuf(&self.inb[start..start + len]);
-            v.push(buf.parse::<Column>(()).map_err(|_| malformed())?);
-        }
-        Ok(v.into())
-    }
-
-    /// The packet that starts a result: OK, a column count, or ERR (returned as the error).
-    fn head(&mut self) -> Result<Head, Error> {
-        loop {
-            let (start, len) = self.packet()?;
-            let p = &self.inb[start..start + len];
-            match p.first() {
-                Some(0x00) => {
-                    let (affected, status) = ok_packet(p).ok_or_else(malformed)?;
-                    return Ok(Head::Ok { affected, status });
-                }
-                Some(0xff) => match err_packet(p) {
-                    None => continue, // a progress report
-                    Some(e) => return Err(e),
-                },
-                Some(0xfb) => {
-                    return Err(lost(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "the server asked for a LOCAL INFILE file",
-                    )))
-                }
-                Some(_) => {
-                    let mut r = p;
-                    let n = lenenc(&mut r).ok_or_else(malformed)?;
-                    // MariaDB with MARIADB_CLIENT_CACHE_METADATA (mysql_async asks for it) adds
-                    // a byte: 0 when the column definitions are left out (a prepared
-                    // statement's, known to the client since the prepare).
-                    let defs = if r.first() == Some(&0) { 0 } else { n };
-                    return Ok(Head::Rows(defs));
-                }
-                None => return Err(malformed()),
-            }
-        }
-    }
-
-    /// Skips rows up to the result set's terminator (EOF, or OK with CLIENT_DEPRECATE_EOF) and
-    /// returns its status flags; an ERR in place of a row is the error. Without
-    /// CLIENT_DEPRECATE_EOF an EOF also separates the column definitions from the rows: it comes
-    /// first and is five bytes long, while a terminating OK is at least seven, so the two are
-    /// told apart without knowing the capability. A row never starts with 0xFE unless it is
-    /// 16 MiB long (a length-encoded 8-byte length in the text protocol, 0x00 in the binary).
-    /// With `collect`, each row is decoded (binary protocol) with its columns; a row of 16 MiB
-    /// or more is then refused as malformed (no benchmark reads one).
-    fn rows(&mut self, mut collect: Option<&mut Collect<'_>>) -> Result<u16, Error> {
-        let mut first = true;
-        let mut continued = false;
-        loop {
-            let (start, len) = self.packet()?;
-            let (was_first, was_continued) = (first, continued);
-            first = false;
-            continued = len == MAX_PAYLOAD;
-            if was_continued {
-                continue;
-            }
-            let p = &self.inb[start..start + len];
-            match p.first() {
-                Some(0xfe) if len < MAX_PAYLOAD => {
-                    if len == 5 {
-                        if was_first {
-                            continue;
-                        }
-                        return Ok(u16::from_le_bytes([p[3], p[4]]));
-                    }
-                    let (_, status) = ok_packet(p).ok_or_else(malformed)?;
-                    return Ok(status);
-                }
-                Some(0xff) => match err_packet(p) {
-                    None => continue,
-                    Some(e) => return Err(e),
-                },
-                _ => {}
-            }
-            if let Some(c) = collect.as_deref_mut() {
-                if len == MAX_PAYLOAD {
-                    return Err(malformed());
-                }
-                let mut buf = ParseBuf(p);
-                let row = buf
-                    .parse::<RowDeserializer<ServerSide, mysql_common::proto::Binary>>(
-                        c.columns.clone(),
-                    )
-                    .map_err(|_| malformed())?;
-                c.rows.push(row.into());
-            }
-        }
-    }
-
-    /// Skips one whole packet (a column definition).
-    fn skip_packet(&mut self) -> Result<(), Error> {
-        let (_, len) = self.packet()?;
-        if len == MAX_PAYLOAD {
-            return self.skip_packet();
-        }
-        Ok(())
-    }
-
-    /// The next packet of the reply, whole in `inb`: (payload start, payload length). Checks
-    /// its sequence number.
-    fn packet(&mut self) -> Result<(usize, usize), Error> {
-        self.fill(4)?;
-        let h = &self.inb[self.pos..self.pos + 4];
-        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
-        if h[3] != self.seq {
-            return Err(lost(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "packet out of order (sequence {} where {} was due)",
-                    h[3], self.seq
-                ),
-            )));
-        }
-        self.seq = self.seq.wrapping_add(1);
-        self.fill(4 + len)?;
-        let start = self.pos + 4;
-        self.pos = start + len;
-        Ok((start, len))
-    }
-
-    /// Receives until `inb[pos..]` holds at least `need` bytes.
-    fn fill(&mut self, need: usize) -> Result<(), Error> {
-        while self.inb.len() - self.pos < need {
-            if self.pos > 0
-                && (self.pos == self.inb.len() || self.inb.capacity() - self.inb.len() < READ_ROOM)
-            {
-                self.inb.drain(..self.pos);
-                self.pos = 0;
-            }
-            let want = (need - (self.inb.len() - self.pos)).max(READ_ROOM);
-            self.inb.reserve(want);
-            // The rest of a reply whose start came ([`Wire::await_reply`]).
-            let n = recv(
-                self.fd.as_raw_fd(),
-                self.inb.spare_capacity_mut(),
-                self.timeout,
-            );
-            let n = n.map_err(lost)?;
-            if n == 0 {
-                return Err(lost(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
-            // SAFETY: recv wrote `n` bytes into the spare capacity.
-            unsafe { self.inb.set_len(self.inb.len() + n) };
-        }
-        Ok(())
     }
 }
 
