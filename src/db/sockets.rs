@@ -79,18 +79,6 @@ impl ClientIo {
         matches!(self, ClientIo::Direct | ClientIo::DirectEpoll)
     }
 
-    /// OS threads for `connections` (OLTP's and TPC-C's rule): `asked` when not 0, else one per
-    /// two connections, whose replies the thread awaits together, and no more than the CPUs
-    /// (sysbench and tpcc_start run one per connection; BENCHMARKS.md, "One client rule").
-    pub fn threads(connections: usize, asked: u32) -> usize {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let n = match asked {
-            0 => connections.div_ceil(2).min(cpus),
-            n => n as usize,
-        };
-        n.clamp(1, connections.max(1))
-    }
-
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "direct" => Some(ClientIo::Direct),
@@ -311,19 +299,6 @@ fn drop_write_interest(polls: &[i32]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn two_connections_per_client_thread_and_no_more_threads_than_cpus() {
-        let cpus = std::thread::available_parallelism().unwrap().get();
-        assert_eq!(ClientIo::threads(1, 0), 1);
-        assert_eq!(ClientIo::threads(2, 0), 1);
-        assert_eq!(ClientIo::threads(3, 0), 2.min(cpus));
-        assert_eq!(ClientIo::threads(64, 0), cpus.min(32));
-        // --client-threads is taken as asked, never more threads than connections.
-        assert_eq!(ClientIo::threads(8, 8), 8);
-        assert_eq!(ClientIo::threads(4, 9), 4);
-        assert_eq!(ClientIo::threads(0, 0), 1);
-    }
 
     #[test]
     fn a_result_that_names_a_retired_way_still_loads() {
