@@ -4,7 +4,7 @@
 
 use crate::db::Param as Arg;
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Statement, Value};
+use mysql_async::{Conn, Params, Statement, Value};
 use std::fmt::Write as _;
 
 /// MySQL's ER_UNSUPPORTED_PS: "This command is not supported in the prepared statement
@@ -26,21 +26,23 @@ pub(super) async fn prepare_or_text(
 }
 
 /// Executes prepared `stmt` with `args`, its result dropped: through the connection's wire
-/// (`db::wire`) when it has one, else through mysql_async, the values refilled into `values`
-/// and borrowed (`exec_drop` awaits three boxed futures and takes a `Vec` of its own per
-/// statement, vendor/README.md).
+/// (`db::wire`) when it has one, else through mysql_async (`exec_drop_unboxed`, `exec_drop`
+/// without its three boxed futures, vendor/README.md).
 pub(super) async fn run_prepared(
     conn: &mut Conn,
     wire: &mut Option<crate::db::Wire>,
-    values: &mut Vec<Value>,
     stmt: &Statement,
     args: &[Arg<'_>],
 ) -> Result<(), mysql_async::Error> {
     match wire {
         Some(w) if args.len() == stmt.num_params() as usize => w.exec(stmt.id(), args).await,
         _ => {
-            fill_values(values, args);
-            conn.exec_drop_values(stmt, values).await
+            let values = args.iter().map(|a| match *a {
+                Arg::Int(i) => Value::Int(i),
+                Arg::Str(s) => Value::Bytes(s.to_vec()),
+            });
+            let params = Params::Positional(values.collect());
+            conn.exec_drop_unboxed(stmt, params).await
         }
     }
 }
@@ -54,30 +56,6 @@ pub(super) async fn run_sql(
     match wire {
         Some(w) => w.query(sql).await,
         None => conn.query_drop(sql).await,
-    }
-}
-
-/// Sets `values` to `args`, reusing the byte buffers of string values already there.
-fn fill_values(values: &mut Vec<Value>, args: &[Arg<'_>]) {
-    values.truncate(args.len());
-    for (i, a) in args.iter().enumerate() {
-        let v = match (*a, values.get_mut(i)) {
-            (Arg::Int(n), Some(v)) => {
-                *v = Value::Int(n);
-                continue;
-            }
-            (Arg::Str(s), Some(Value::Bytes(b))) => {
-                b.clear();
-                b.extend_from_slice(s);
-                continue;
-            }
-            (Arg::Int(n), None) => Value::Int(n),
-            (Arg::Str(s), _) => Value::Bytes(s.to_vec()),
-        };
-        match values.get_mut(i) {
-            Some(slot) => *slot = v,
-            None => values.push(v),
-        }
     }
 }
 
@@ -115,23 +93,5 @@ mod tests {
         push_arg(&mut s, &Arg::Int(-5));
         push_arg(&mut s, &Arg::Str(b"a'b\\"));
         assert_eq!(s, "-5'a''b\\\\'");
-    }
-
-    #[test]
-    fn values_are_refilled_in_place() {
-        let mut v = Vec::new();
-        fill_values(&mut v, &[Arg::Int(1), Arg::Str(b"ab")]);
-        assert_eq!(v, vec![Value::Int(1), Value::Bytes(b"ab".to_vec())]);
-        fill_values(&mut v, &[Arg::Str(b"x"), Arg::Str(b"cd"), Arg::Int(3)]);
-        assert_eq!(
-            v,
-            vec![
-                Value::Bytes(b"x".to_vec()),
-                Value::Bytes(b"cd".to_vec()),
-                Value::Int(3)
-            ]
-        );
-        fill_values(&mut v, &[Arg::Int(7)]);
-        assert_eq!(v, vec![Value::Int(7)]);
     }
 }

@@ -10,7 +10,7 @@ use super::rand::{Rng, UniqueSeq, C_TEMPLATE, PAD_TEMPLATE};
 use super::send::{ascii, prepare_or_text, push_arg, run_prepared, run_sql};
 use super::{OltpConfig, PsMode};
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Statement, Value};
+use mysql_async::{Conn, Statement};
 use std::fmt::Write as _;
 
 /// One kind of statement of `oltp_common.lua`.
@@ -116,8 +116,6 @@ pub(crate) struct Session {
     begin_sql: String,
     commit_sql: String,
     pub(super) sql: String,
-    /// The parameters of the statement being executed, reused (strings keep their buffers).
-    values: Vec<Value>,
     pub(super) c: Vec<u8>,
     pub(super) pad: Vec<u8>,
     pub in_trx: bool,
@@ -160,7 +158,6 @@ impl Session {
             begin_sql,
             commit_sql,
             sql: String::with_capacity(512),
-            values: Vec::with_capacity(4),
             c: Vec::with_capacity(128),
             pad: Vec::with_capacity(64),
             in_trx: false,
@@ -219,9 +216,7 @@ impl Session {
             None
         };
         match stmt {
-            Some(stmt) => {
-                run_prepared(&mut self.conn, &mut self.wire, &mut self.values, stmt, args).await?
-            }
+            Some(stmt) => run_prepared(&mut self.conn, &mut self.wire, stmt, args).await?,
             None => {
                 // Client-side "prepared statement": the same SQL with the values inlined.
                 self.sql.clear();
@@ -259,7 +254,7 @@ impl Session {
     /// select_random_points/ranges: the prepared statement with `args`, its result dropped.
     pub(super) async fn exec_script(&mut self, args: &[Arg<'_>]) -> Result<(), mysql_async::Error> {
         let stmt = self.script.as_ref().expect("prepared in --db-ps-mode=auto");
-        run_prepared(&mut self.conn, &mut self.wire, &mut self.values, stmt, args).await
+        run_prepared(&mut self.conn, &mut self.wire, stmt, args).await
     }
 
     /// Rows changed by the last statement.
@@ -297,9 +292,7 @@ impl Session {
             (&self.commit, &self.commit_sql)
         };
         match prepared {
-            Some(s) => {
-                run_prepared(&mut self.conn, &mut self.wire, &mut self.values, s, &[]).await?
-            }
+            Some(s) => run_prepared(&mut self.conn, &mut self.wire, s, &[]).await?,
             None => run_sql(&mut self.conn, &mut self.wire, sql).await?,
         }
         self.in_trx = open;

@@ -444,27 +444,6 @@ impl Conn {
         QueryResult::<'_, '_, BinaryProtocol>::new(self).drop_result().await
     }
 
-    /// [`Conn::exec_drop_unboxed`] with positional parameters borrowed from the caller.
-    ///
-    /// spindle patch: `Params::Positional` takes a `Vec` of its own, one allocation per
-    /// statement; this takes a slice the caller reuses. A statement with named parameters goes
-    /// through `exec_drop_unboxed` (the values are then checked against the names as before).
-    pub async fn exec_drop_values(
-        &mut self,
-        stmt: &crate::Statement,
-        params: &[crate::Value],
-    ) -> Result<()> {
-        if !stmt.named_params.is_empty() {
-            return self
-                .exec_drop_unboxed(stmt, crate::Params::Positional(params.to_vec()))
-                .await;
-        }
-        self.inner.disconnected = true;
-        let result = routines::exec_values(self, stmt, params).await;
-        self.routine_done(result).await?;
-        QueryResult::<'_, '_, BinaryProtocol>::new(self).drop_result().await
-    }
-
     /// Returns server version.
     pub fn server_version(&self) -> (u16, u16, u16) {
         self.inner.version
@@ -919,12 +898,6 @@ impl Conn {
 
     /// Returns `true` for ProgressReport packet.
     fn handle_packet(&mut self, packet: &PooledBuf) -> Result<bool> {
-        // spindle patch: only OK (0x00), EOF/OK terminator (0xFE) and ERR (0xFF) packets are
-        // handled here; anything else (column counts, column definitions, rows) would only fail
-        // both parses below, each failure allocating an io::Error.
-        if !matches!(packet.first(), Some(0x00 | 0xFE | 0xFF)) {
-            return Ok(false);
-        }
         let ok_packet = if self.has_pending_result() {
             if self.has_capabilities(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
                 ParseBuf(packet)

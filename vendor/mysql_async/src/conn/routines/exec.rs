@@ -57,6 +57,8 @@ pub(crate) async fn exec_body(
     stmt: &Statement,
     params: Params,
 ) -> crate::Result<()> {
+    let stmt_id = stmt.id();
+    let expected_num_params = stmt.num_params();
     let params = params.into_values(Some(stmt.named_params.as_slice()).filter(|x| !x.is_empty()))?;
     #[cfg(feature = "tracing")]
     if tracing::span_enabled!(Level::DEBUG) {
@@ -72,20 +74,7 @@ pub(crate) async fn exec_body(
             .collect::<String>();
         Span::current().record("mysql_async.query.params", ps);
     }
-    exec_values(conn, stmt, &params).await
-}
 
-/// [`exec_body`] after the parameters are positional values.
-///
-/// spindle patch: shared with [`Conn::exec_drop_values`], whose caller keeps the values in a
-/// buffer of its own instead of a new `Vec` per statement.
-pub(crate) async fn exec_values(
-    conn: &mut Conn,
-    stmt: &Statement,
-    params: &[mysql_common::value::Value],
-) -> crate::Result<()> {
-    let stmt_id = stmt.id();
-    let expected_num_params = stmt.num_params();
     if params.len() > MAX_STATEMENT_PARAMS {
         Err(DriverError::StmtParamsNumberExceedsLimit {
             supplied: params.len(),
@@ -99,7 +88,7 @@ pub(crate) async fn exec_values(
         })?
     }
 
-    let (body, as_long_data) = ComStmtExecuteRequestBuilder::new(stmt_id).build(params);
+    let (body, as_long_data) = ComStmtExecuteRequestBuilder::new(stmt_id).build(&params);
 
     if as_long_data {
         conn.send_long_data(stmt_id, params.iter()).await?;
