@@ -664,8 +664,31 @@ fn bad_input_without_a_server_names_the_option() {
             && err.contains("batched"),
         "{err}"
     );
+    // fio's steady-state options (issue 38): a bad criterion is a usage error naming the words;
+    // a window the interval samples cannot fill is refused before any connection.
+    let (code, _, err) = spindle(&["tpcc", "run", "--ss=tpmc:5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--ss")
+            && err.contains("use iops, iops_slope, bw, bw_slope, lat or lat_slope"),
+        "{err}"
+    );
+    let (code, _, err) = spindle(&[
+        "tpcc",
+        "run",
+        "--ss=iops_slope:10%",
+        "--ss-dur=10",
+        "-i",
+        "10",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--ss-dur: a 10 s window holds fewer than 2 samples of --report-interval=10"),
+        "{err}"
+    );
     let (code, out, _) = spindle(&["tpcc", "--help"]);
     assert_eq!(code, 0);
     assert!(out.contains("-h, --mysql-host"), "{out}");
     assert!(out.contains("--statements <SHAPE>"), "{out}");
+    assert!(out.contains("--ss-ramp <SECONDS>"), "{out}");
 }
