@@ -101,8 +101,9 @@ pub struct TpccArgs {
     /// Seconds a connection keeps trying to reconnect after losing the server.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub reconnect_timeout: f64,
-    /// OS threads driving the connections during run (0 = one per connection, or one per two
-    /// with the hidden --client-io=reactor).
+    /// OS threads driving the connections during run (0 = one per two connections, whose
+    /// replies each thread awaits together, as `spindle oltp`; tpcc_start runs one per
+    /// connection).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub client_threads: u32,
     #[command(flatten)]

@@ -79,6 +79,16 @@ impl ClientIo {
         matches!(self, ClientIo::Direct | ClientIo::DirectEpoll)
     }
 
+    /// OS threads for `connections` (OLTP's and TPC-C's rule): `asked` when not 0, else one per
+    /// two connections, whose replies the thread awaits together, and no more than the CPUs
+    /// (sysbench, tpcc_start: one per connection; BENCHMARKS.md "One client-thread rule").
+    pub fn threads(connections: usize, asked: u32) -> usize {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let auto = connections.div_ceil(2).min(cpus);
+        let n = if asked == 0 { auto } else { asked as usize };
+        n.clamp(1, connections.max(1))
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "direct" => Some(ClientIo::Direct),
@@ -123,12 +133,8 @@ impl IoStats {
                 direct - ring
             ));
         }
-        if let Some(why) = self
-            .fallback
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-        {
+        let fallback = self.fallback.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(why) = fallback.as_ref() {
             notes.push(format!("{why}; replies awaited through mysql_async"));
         }
         let tuned = self.tuned.load(Relaxed);
@@ -227,11 +233,7 @@ pub(crate) fn client_runtime(
             let timeout = connection.read_timeout();
             let ring = io == ClientIo::Direct;
             let direct = io.is_direct() && super::ringdrive::install(timeout, ring);
-            let polls = if skip_write_wakeups {
-                polls
-            } else {
-                Vec::new()
-            };
+            let polls = if skip_write_wakeups { polls } else { vec![] };
             let direct = direct.then_some(timeout);
             Some((rt, ThreadIo { direct, polls }))
         }
@@ -280,10 +282,8 @@ fn drop_write_interest(polls: &[i32]) -> usize {
             if events & libc::EPOLLOUT as u32 == 0 {
                 continue;
             }
-            let is_socket = std::fs::read_link(format!("/proc/self/fd/{fd}"))
-                .map(|t| t.to_string_lossy().starts_with("socket:"))
-                .unwrap_or(false);
-            if !is_socket {
+            let link = std::fs::read_link(format!("/proc/self/fd/{fd}"));
+            if !link.is_ok_and(|t| t.to_string_lossy().starts_with("socket:")) {
                 continue;
             }
             // MOD keeps the registration's data (tokio's token) unchanged.
@@ -299,6 +299,19 @@ fn drop_write_interest(polls: &[i32]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_connections_per_client_thread_and_no_more_threads_than_cpus() {
+        let cpus = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(ClientIo::threads(1, 0), 1);
+        assert_eq!(ClientIo::threads(2, 0), 1);
+        assert_eq!(ClientIo::threads(3, 0), 2.min(cpus));
+        assert_eq!(ClientIo::threads(64, 0), cpus.min(32));
+        // --client-threads is taken as asked, never more threads than connections.
+        assert_eq!(ClientIo::threads(8, 8), 8);
+        assert_eq!(ClientIo::threads(4, 9), 4);
+        assert_eq!(ClientIo::threads(0, 0), 1);
+    }
 
     #[test]
     fn a_result_that_names_a_retired_way_still_loads() {

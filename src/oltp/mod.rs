@@ -143,7 +143,7 @@ pub struct OltpConfig {
     /// `db::sockets`); halves the client's wake-ups per query on unix sockets.
     pub skip_write_wakeups: bool,
     /// OS threads driving the connections (0 = one per two connections,
-    /// `run::CONNECTIONS_PER_THREAD`; sysbench has one per connection); each runs a
+    /// `db::ClientIo::threads`; sysbench has one per connection); each runs a
     /// single-threaded tokio runtime with its share of the connections.
     pub client_threads: u32,
     /// run: how the measured statements are sent and their replies awaited (`direct`, the

@@ -1,7 +1,8 @@
 //! `run`: the event loop of sysbench 1.0 for OLTP scripts.
 //!
-//! Connections are spread over OS threads (one per two connections by default, sysbench has one
-//! per connection; another share with `client_threads`), each driving its share with a
+//! Connections are spread over OS threads (one per two connections by default,
+//! `db::ClientIo::threads`; sysbench has one per connection; another share with
+//! `client_threads`), each driving its share with a
 //! single-threaded tokio runtime, so a query costs no cross-thread wake-up (the threads are
 //! `db::clients`'; this file says what an OLTP connection prepares and runs).
 //! Every connection connects and prepares first; the clock starts when all are ready (sysbench's
@@ -21,7 +22,7 @@ use super::workload::{Session, Tally};
 use super::OltpConfig;
 use crate::db::clients::{self, ClientRun, Clients, Sessions};
 use crate::db::sockets::ThreadIo;
-use crate::db::{classify, describe_error, ErrorClass};
+use crate::db::{classify, describe_error, ClientIo, ErrorClass};
 use crate::engine::{Controller, Observer};
 use crate::engine::{IntervalSample, Measurement};
 use crate::stats::LatencyRecorder;
@@ -30,9 +31,6 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Connections per client OS thread unless `--client-threads` says otherwise.
-pub const CONNECTIONS_PER_THREAD: usize = 2;
 
 /// Runs the benchmark. `Err` only when it could not start (bad options, cannot connect or
 /// prepare statements); an error during the run returns the partial result with `error` set.
@@ -47,19 +45,10 @@ pub fn run(
 ) -> anyhow::Result<Measurement> {
     cfg.validate()?;
     let threads = cfg.threads as usize;
-    // Default: one OS thread per two connections (one for a single connection). A thread's
-    // connections wait together in its reactor, so the thread sleeps once for the replies that
-    // came while it worked, and the server's threads meet half as many client threads on the
-    // CPUs they share: at 4 connections on 2 cores 1.5x sysbench's point_select throughput
-    // against 0.7x with all four on one thread, which the scheduler then gives too small a
-    // share (BENCHMARKS.md "Two connections per client thread").
-    // The hidden A/B modes other than direct keep one thread per connection.
-    let os_threads = match (cfg.client_threads, cfg.client_io) {
-        (0, io) if io.is_direct() => threads.div_ceil(CONNECTIONS_PER_THREAD),
-        (0, _) => threads,
-        (n, _) => n as usize,
-    }
-    .clamp(1, threads);
+    // A thread's connections wait together in its ring, so the thread sleeps once for the
+    // replies that came while it worked, and the server's threads meet half as many client
+    // threads on the CPUs they share (`ClientIo::threads`, TPC-C's rule too).
+    let os_threads = ClientIo::threads(threads, cfg.client_threads);
     let seed = if cfg.rand.seed == 0 {
         time_seed()
     } else {

@@ -170,10 +170,8 @@ pub struct TpccConfig {
     /// How to reach the server.
     pub connection: ConnectionConfig,
     /// run: OS threads driving the connections, each a single-threaded runtime with its share
-    /// of them; 0 = one thread per connection (as tpcc_start), each connection's statements
-    /// written and read by spindle itself (`ClientIo::Direct`); with the reactor one thread per
-    /// two connections (measured 20–40 % less client CPU per transaction than one, see
-    /// BENCHMARKS.md).
+    /// of them; 0 = one thread per two connections, OLTP's rule (`db::ClientIo::threads`;
+    /// tpcc_start runs one per connection).
     pub client_threads: u32,
     /// run: stop the kernel waking the client when the server has read a request (see
     /// `db::sockets`).

@@ -86,14 +86,19 @@ pub fn run_logged(
             nu,
         },
     };
-    let (mut clients, (measure_start, measure_end)) =
-        clients::start(&shared, client_threads(cfg), n, plan, || {
+    let (mut clients, (measure_start, measure_end)) = clients::start(
+        &shared,
+        ClientIo::threads(n, cfg.client_threads),
+        n,
+        plan,
+        || {
             let start = Instant::now();
             let measure_start = start + Duration::from_secs(cfg.rampup_s);
             let measure_end = measure_start + Duration::from_secs(cfg.measured_s());
             let _ = shared.window.set((measure_start, measure_end));
             (measure_start, measure_end)
-        })?;
+        },
+    )?;
     let phases = drive(cfg, &shared, controller, observer, &mut clients);
     let measured_s = match phases.measured_until {
         Some(t) if t >= measure_end => cfg.measured_s() as f64,
@@ -109,18 +114,6 @@ pub fn run_logged(
         measured_s,
         started_at,
     ))
-}
-
-/// How many client threads carry the connections: with the reactor two connections per
-/// thread, otherwise one (direct, as tpcc_start; see `db::sockets`), unless
-/// `client_threads` says.
-fn client_threads(cfg: &TpccConfig) -> usize {
-    let n = cfg.connections as usize;
-    match (cfg.client_threads as usize, cfg.client_io) {
-        (0, ClientIo::Reactor) => n.div_ceil(2),
-        (0, _) => n,
-        (t, _) => t.min(n),
-    }
 }
 
 /// Checks the tables and the warehouses loaded, marks the data as run on, and returns the
