@@ -107,8 +107,9 @@ impl ApplianceSettings {
         for t in APPLIANCE_TABLES {
             doc.remove(t);
         }
-        let rest = toml::to_string(&doc).context("re-serialising the configuration")?;
-        s.config = SpindleConfig::parse(&rest, file)?;
+        s.config = toml::Value::Table(doc)
+            .try_into()
+            .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         s.stick.label = s.config.disks.stick_label.clone();
         s.stick.profiles = KNOWN_PROFILES.iter().map(|p| p.to_string()).collect();
         s.validate()
