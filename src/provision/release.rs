@@ -29,12 +29,7 @@ pub fn release(target: &PreparedTarget, runner: &CommandRunner) -> anyhow::Resul
         );
     }
     let mp = target.mount_point.to_string_lossy().into_owned();
-    keep(
-        runner
-            .run("umount", &[&mp])
-            .map(|_| ())
-            .with_context(|| format!("could not unmount {mp}; unmount it by hand (umount {mp})")),
-    );
+    keep(unmount(runner, &mp));
     if let Some(l) = &target.offset_loop {
         let l = l.to_string_lossy().into_owned();
         keep(runner.run("losetup", &["-d", &l]).map(|_| ()));
@@ -43,6 +38,27 @@ pub fn release(target: &PreparedTarget, runner: &CommandRunner) -> anyhow::Resul
     match first_err {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// `umount MP`, tried again for up to 3 s while the kernel says the filesystem is busy: a
+/// process that walks the tree (an indexer, a file manager, `find /`) can hold it for a moment
+/// after the run has closed everything. Any other failure, or still busy, is the error.
+fn unmount(runner: &CommandRunner, mp: &str) -> anyhow::Result<()> {
+    let mut tries = 0;
+    loop {
+        match runner.run("umount", &[mp]) {
+            Ok(_) => return Ok(()),
+            Err(e) if tries < 30 && format!("{e:#}").contains("target is busy") => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("could not unmount {mp}; unmount it by hand (umount {mp})")
+                })
+            }
+        }
     }
 }
 
