@@ -14,7 +14,7 @@
 //! | rule | colour | when |
 //! |---|---|---|
 //! | `link_ceiling` | red / amber / amber (not judged) | a fileio MiB/s figure above what the disk's negotiated link can carry at all (red: [`USB_CEILINGS`], [`SD_CEILINGS`]), above what the protocol carries in practice (amber), or no link known (amber: "not judged") |
-//! | `in_ram` | red | the target's filesystem is in RAM (statfs: tmpfs, ramfs, zram) |
+//! | `in_ram` | red | the target's filesystem is in RAM (statfs: tmpfs, ramfs, zram); the link and page-cache rules then do not apply |
 //! | `page_cache` | red (reads) / amber (writes only) | fileio without O_DIRECT (or with mmap) on a file set under [`CACHE_FACTOR`] × the host's RAM; amber "not judged" when the RAM is unknown |
 //! | `power` | amber | throttling or under-voltage reported (`report::health`); on a Pi where neither was read: amber "not judged" |
 //! | `usb_trouble` | amber | UAS aborts, UAS resets, USB resets or disconnects of the target's USB disk in the kernel log (the lines quoted); amber "not judged" when the log could not be read |
@@ -258,7 +258,8 @@ pub const DOUBT_COLOURS: [(Kind, &str, Colour); 4] = [
 pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<Validity> {
     let r = p.result.as_ref()?;
     let mut out = Vec::new();
-    out.extend(link_ceiling(t, r));
+    // In RAM, the figures crossed no link and no page cache stands before a disk: the link
+    // and page-cache rules do not apply.
     let in_ram = t.filesystem.as_ref().filter(|f| f.in_ram);
     if let Some(fs) = in_ram {
         out.push(reason(
@@ -267,6 +268,7 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<V
             format!("on {}, a filesystem in RAM: not a disk figure.", fs.fs_type),
         ));
     } else {
+        out.extend(link_ceiling(t, r));
         out.extend(page_cache(s, r));
     }
     out.extend(power(t));
@@ -298,7 +300,11 @@ fn fileio_figures(r: &BenchResult) -> Vec<(&'static str, f64)> {
 /// Why no link ceiling is known for target `t`.
 fn link_unknown(t: &TargetResult) -> String {
     let Some(d) = &t.disk else {
-        return "a directory target: no disk was discovered".into();
+        return match t.kind {
+            crate::model::TargetKind::Directory => "a directory target: no disk was discovered",
+            crate::model::TargetKind::Disk => "the disk's discovery record is missing",
+        }
+        .into();
     };
     match (d.transport, d.usb.as_ref()) {
         (_, Some(_)) => "the USB link speed was not read".into(),
@@ -672,6 +678,9 @@ mod tests {
             v.reasons[0].text,
             "on tmpfs, a filesystem in RAM: not a disk figure."
         );
+        // memory speeds cross no link: the one reason is the RAM, not the ceiling
+        set_rates(&mut s, 5000.0, 0.0);
+        assert_eq!(rules(&verdict(&s)), [("in_ram", Colour::Red)]);
     }
 
     #[test]
