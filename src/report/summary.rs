@@ -212,7 +212,7 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
                 if let Some(ss) = &r.steady_state {
                     let _ = writeln!(w, "  {:<10} {}", "", steady_line(ss));
                 }
-                if let Some(v) = super::validity::of_result(s, t, p) {
+                if let Some(v) = super::validity::of_phase(s, t, p) {
                     let _ = writeln!(w, "  {:<10} {}", "", v.line());
                 }
             }

@@ -5,9 +5,9 @@
 //!
 //! Why here and not in `model/`: the verdict reads what `report::health` makes of the sensors
 //! and maps the doubts (`report::doubts`), and `model` may import nothing of `report`
-//! (`docs/ARCHITECTURE.md`). Computed on read, it needs no schema change. When results.json is
-//! to carry it (the schema bump), the plain types below ([`Validity`], [`Reason`], [`Colour`])
-//! move to `model/` and `run` (above `report`) writes [`of_result`]'s value into the document.
+//! (`docs/ARCHITECTURE.md`). The plain types ([`Validity`], [`Reason`], [`Colour`]) are
+//! `model::validity`'s: results.json carries the verdict from schema 5 on ([`judge`], called
+//! by `report::bundle` on every write), and an older document gets it on read ([`of_phase`]).
 //!
 //! The rules, in the order their reasons are listed:
 //!
@@ -32,74 +32,15 @@ use crate::disk::{LinkSpeed, Transport};
 use crate::engine::Counters;
 use crate::model::{BenchResult, PhaseResult, SuiteResult, TargetResult, TestOptions};
 use crate::units::human_size;
-use serde::Serialize;
 
-/// A colour of the verdict, worst last (so `max` is the verdict).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Colour {
-    Green,
-    Amber,
-    Red,
-}
+pub use crate::model::validity::{Colour, Reason, Validity};
 
-impl Colour {
-    pub fn word(self) -> &'static str {
-        match self {
-            Colour::Green => "green",
-            Colour::Amber => "amber",
-            Colour::Red => "red",
-        }
+fn reason(rule: &str, colour: Colour, text: String) -> Reason {
+    Reason {
+        rule: rule.into(),
+        colour,
+        text,
     }
-}
-
-/// One reason a result is not green.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Reason {
-    /// The rule's id (`link_ceiling`, `page_cache`, …; the table in the module doc).
-    pub rule: &'static str,
-    pub colour: Colour,
-    /// A sentence with the numbers.
-    pub text: String,
-}
-
-/// `{"verdict": "green" | "amber" | "red", "reasons": [...]}`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Validity {
-    pub verdict: Colour,
-    pub reasons: Vec<Reason>,
-}
-
-impl Validity {
-    fn of(reasons: Vec<Reason>) -> Self {
-        let verdict = reasons
-            .iter()
-            .map(|r| r.colour)
-            .max()
-            .unwrap_or(Colour::Green);
-        Validity { verdict, reasons }
-    }
-
-    /// `validity: amber — page_cache (red): …; steady_state (amber): …`, one line for
-    /// summary.txt and `report show`.
-    pub fn line(&self) -> String {
-        if self.reasons.is_empty() {
-            return format!(
-                "validity: {} (every rule judged and passed)",
-                self.verdict.word()
-            );
-        }
-        let why: Vec<String> = self
-            .reasons
-            .iter()
-            .map(|r| format!("{} ({}): {}", r.rule, r.colour.word(), r.text))
-            .collect();
-        format!("validity: {} — {}", self.verdict.word(), why.join(" "))
-    }
-}
-
-fn reason(rule: &'static str, colour: Colour, text: String) -> Reason {
-    Reason { rule, colour, text }
 }
 
 /// What one link can carry, in MB/s (10^6 bytes per second: the links' own unit).
@@ -254,7 +195,35 @@ pub const DOUBT_COLOURS: [(Kind, &str, Colour); 4] = [
     (Kind::SlowLink, "slow_link", Colour::Amber),
 ];
 
-/// The validity of phase `p` of target `t` (`None` for a phase without numbers).
+/// The verdict phase `p` carries, or (a document older than schema 5) the one its rules give
+/// now. `None` for a phase without numbers.
+pub fn of_phase(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<Validity> {
+    p.validity.clone().or_else(|| of_result(s, t, p))
+}
+
+/// Writes each phase result's verdict into the document (the run's bundle carries it): judged
+/// afresh each time, since a later phase's records (the kernel log, the sensors) change it.
+pub fn judge(s: &mut SuiteResult) {
+    for ti in 0..s.targets.len() {
+        for pi in 0..s.targets[ti].phases.len() {
+            let t = &s.targets[ti];
+            let v = of_result(s, t, &t.phases[pi]);
+            s.targets[ti].phases[pi].validity = v;
+        }
+    }
+}
+
+/// How many phase results of the run are judged red (the appliance's LEDs say so).
+pub fn red_count(s: &SuiteResult) -> usize {
+    s.targets
+        .iter()
+        .flat_map(|t| t.phases.iter().map(move |p| (t, p)))
+        .filter_map(|(t, p)| of_phase(s, t, p))
+        .filter(|v| v.verdict == Colour::Red)
+        .count()
+}
+
+/// The validity of phase `p` of target `t` by the rules (`None` for a phase without numbers).
 pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<Validity> {
     let r = p.result.as_ref()?;
     let mut out = Vec::new();
@@ -566,8 +535,11 @@ mod tests {
         of_result(s, &s.targets[0], &s.targets[0].phases[0]).unwrap()
     }
 
-    fn rules(v: &Validity) -> Vec<(&'static str, Colour)> {
-        v.reasons.iter().map(|r| (r.rule, r.colour)).collect()
+    fn rules(v: &Validity) -> Vec<(&str, Colour)> {
+        v.reasons
+            .iter()
+            .map(|r| (r.rule.as_str(), r.colour))
+            .collect()
     }
 
     #[test]

@@ -285,13 +285,13 @@ fn each_test_section_shows_the_validity_verdict_of_its_results() {
     let tests = &page[page.find("id=\"tests\"").unwrap()..];
     assert!(
         tests.contains(
-            "ssd: validity: red — in_ram (red): on tmpfs, a filesystem in RAM: not a disk figure."
+            "ssd: validity: <b class=\"v-red\">red</b> — in_ram (red): on tmpfs, a filesystem in RAM: not a disk figure."
         ),
         "{tests}"
     );
     // hdd: a disk with no discovery record, so its link is not known: amber, not green
     assert!(
-        tests.contains("hdd: validity: amber — link_ceiling (amber): not judged: link unknown (the disk&#39;s discovery record is missing)"),
+        tests.contains("hdd: validity: <b class=\"v-amber\">amber</b> — link_ceiling (amber): not judged: link unknown (the disk&#39;s discovery record is missing)"),
         "{tests}"
     );
 }
