@@ -574,9 +574,10 @@ check_bundles() {
 	                cache = [r for r in (v or {}).get("reasons", []) if r.get("rule") == "page_cache"]
 	                if (v or {}).get("verdict") != "red" or not cache or "RAM" not in cache[0].get("text", ""):
 	                    problems.append(f"{name}: {p['name']}: a cache-sized read not red for the page cache: {v!r}")
-	    for where, text in (("summary.txt", summary), ("report.html", page)):
-	        if "validity: red" not in text:
-	            problems.append(f"{name}: {where} shows no 'validity: red' line")
+	    for where, text, red in (("summary.txt", summary, "validity: red — "),
+	                             ("report.html", page, 'validity: <b class="v-red">red</b> — ')):
+	        if red not in text:
+	            problems.append(f"{name}: {where} shows no {red!r} line")
 
 	def complete_run(name, d, unplugged=None, flavors=False):
 	    run = root / "spindle" / name
