@@ -242,6 +242,14 @@ fn suite_as_a_normal_user() {
         "{}",
         cache.text
     );
+    // The block device's own counters say how little of what the test read reached it (the
+    // set was just written and, as a normal user, could not be dropped from the cache).
+    if let Some(io) = &phase(&r, "scratch", "fileio-seqrd-t4").device_io {
+        let dev = v.reasons.iter().find(|x| x.rule == "device_bytes");
+        let dev = dev.unwrap_or_else(|| panic!("{io:?} but no device_bytes reason: {}", v.line()));
+        assert_eq!(dev.colour, spindle::model::Colour::Red, "{}", dev.text);
+        assert!(dev.text.contains("came from a cache"), "{}", dev.text);
+    }
     // Not root: the page cache could not be dropped; the result records it and the page-cache
     // doubt says so.
     let p = phase(&r, "scratch", "fileio-seqrd-t4");
@@ -670,7 +678,11 @@ fn a_quick_run_on_tmpfs_says_ram_and_carries_the_same_doubts_in_every_view() {
     }
     let red = "validity: red — in_ram (red): on tmpfs, a filesystem in RAM: not a disk figure.";
     assert!(
-        summary.lines().filter(|l| l.trim_start().starts_with(red)).count() >= QUICK.len(),
+        summary
+            .lines()
+            .filter(|l| l.trim_start().starts_with(red))
+            .count()
+            >= QUICK.len(),
         "{summary}"
     );
     assert!(page.contains("validity: <b class=\"v-red\">red</b> — in_ram (red)"));

@@ -16,6 +16,7 @@
 //! | `link_ceiling` | red / amber / amber (not judged) | a fileio MiB/s figure above what the disk's negotiated link can carry at all (red: [`USB_CEILINGS`], [`SD_CEILINGS`]), above what the protocol carries in practice (amber), or no link known (amber: "not judged") |
 //! | `in_ram` | red | the target's filesystem is in RAM (statfs: tmpfs, ramfs, zram); the link and page-cache rules then do not apply |
 //! | `page_cache` | red (reads) / amber (writes only) | fileio without O_DIRECT (or with mmap) on a file set under [`CACHE_FACTOR`] × the host's RAM; amber "not judged" when the RAM is unknown |
+//! | `device_bytes` | red / amber / amber (not judged) | a fileio read figure of which under [`DEVICE_RED`] (red) or [`DEVICE_AMBER`] (amber) of the bytes reached the block device over the phase (`PhaseResult::device_io`); a write figure under half (amber); no counters recorded (amber: "not judged") |
 //! | `power` | amber | throttling or under-voltage reported (`report::health`); on a Pi where neither was read: amber "not judged" |
 //! | `usb_trouble` | amber | UAS aborts, UAS resets, USB resets or disconnects of the target's USB disk in the kernel log (the lines quoted); amber "not judged" when the log could not be read |
 //! | `steady_state` | amber | no steady state by the result's criterion, one left, or none judged |
@@ -239,6 +240,7 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<V
     } else {
         out.extend(link_ceiling(t, r));
         out.extend(page_cache(s, r));
+        out.extend(device_bytes(p, r));
     }
     out.extend(power(t));
     out.extend(usb_trouble(t));
@@ -443,6 +445,56 @@ fn usb_trouble(t: &TargetResult) -> Option<Reason> {
 }
 
 /// No steady state, one left, or none judged.
+/// Below this share of the test's bytes reaching the device a figure is red, below
+/// [`DEVICE_AMBER`] amber.
+pub const DEVICE_RED: f64 = 0.5;
+pub const DEVICE_AMBER: f64 = 0.9;
+
+/// A fileio result's bytes against what the block device under its files moved over the phase
+/// (`device_io`: the device's own `stat` counters). Reads that never reached the device came
+/// from a cache. The counters also count other programs' I/O on that device, so only a
+/// shortfall is judged.
+fn device_bytes(p: &PhaseResult, r: &BenchResult) -> Option<Reason> {
+    let Counters::Fileio(c) = &r.counters else {
+        return None;
+    };
+    let bytes = |mib_s: f64| mib_s * 1_048_576.0 * r.measurement.total_time_s;
+    let (read, written) = (bytes(c.read_mib_per_s), bytes(c.written_mib_per_s));
+    if read < 1_048_576.0 && written < 1_048_576.0 {
+        return None;
+    }
+    let Some(d) = &p.device_io else {
+        return Some(reason(
+            "device_bytes",
+            Colour::Amber,
+            "not judged: the block device's counters were not recorded over the phase (no block device under the files, or an older spindle).".into(),
+        ));
+    };
+    let size = |b: f64| human_size(b as u64);
+    if read >= 1_048_576.0 {
+        let share = d.read_bytes as f64 / read;
+        if share < DEVICE_AMBER {
+            let colour = if share < DEVICE_RED {
+                Colour::Red
+            } else {
+                Colour::Amber
+            };
+            return Some(reason("device_bytes", colour, format!(
+                "the test read {} but {} read {} over the phase ({:.0} %, its /sys/block stat counters): the rest came from a cache.",
+                size(read), d.device, size(d.read_bytes as f64), share * 100.0
+            )));
+        }
+    }
+    let share = d.written_bytes as f64 / written;
+    if read < 1_048_576.0 && share < DEVICE_RED {
+        return Some(reason("device_bytes", Colour::Amber, format!(
+            "the test wrote {} but only {} reached {} over the phase ({:.0} %, its /sys/block stat counters): the rest waited in the page cache.",
+            size(written), size(d.written_bytes as f64), d.device, share * 100.0
+        )));
+    }
+    None
+}
+
 fn steady(r: &BenchResult) -> Option<Reason> {
     let Some(st) = &r.steady_state else {
         return Some(reason(
@@ -518,12 +570,56 @@ mod tests {
         s
     }
 
+    /// Rates of `read` and `written` MiB/s, every byte of them counted by the device.
     fn set_rates(s: &mut SuiteResult, read: f64, written: f64) {
-        let r = s.targets[0].phases[0].result.as_mut().unwrap();
+        let p = &mut s.targets[0].phases[0];
+        let r = p.result.as_mut().unwrap();
         if let Counters::Fileio(c) = &mut r.counters {
             c.read_mib_per_s = read;
             c.written_mib_per_s = written;
         }
+        let secs = r.measurement.total_time_s;
+        p.device_io = Some(crate::sys::blockdev::Counters {
+            device: "sda1".into(),
+            read_bytes: (read * secs) as u64 * (1 << 20),
+            written_bytes: (written * secs) as u64 * (1 << 20),
+        });
+    }
+
+    #[test]
+    fn reads_the_device_did_not_see_came_from_a_cache() {
+        // 300 MiB/s for 60 s = 17.6 GiB read by the test.
+        let mut s = clean();
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.read_bytes = 3 << 30;
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("device_bytes", Colour::Red)]);
+        assert_eq!(
+            v.reasons[0].text,
+            "the test read 17.6 GiB but sda1 read 3.0 GiB over the phase (17 %, its /sys/block stat counters): the rest came from a cache."
+        );
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.read_bytes = 14 << 30; // 80 %
+        assert_eq!(rules(&verdict(&s)), [("device_bytes", Colour::Amber)]);
+        // Other programs' reads on the same device only add: more than the test read is fine.
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.read_bytes = 40 << 30;
+        assert!(verdict(&s).reasons.is_empty());
+        // Writes: amber only when under half reached the device during the phase.
+        set_rates(&mut s, 0.0, 100.0);
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.written_bytes /= 4;
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("device_bytes", Colour::Amber)]);
+        assert!(
+            v.reasons[0].text.contains("waited in the page cache"),
+            "{v:?}"
+        );
+        // Not recorded: said, amber.
+        s.targets[0].phases[0].device_io = None;
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("device_bytes", Colour::Amber)]);
+        assert!(v.reasons[0].text.starts_with("not judged"), "{v:?}");
     }
 
     fn set_link(s: &mut SuiteResult, mb: f64) {
