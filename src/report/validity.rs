@@ -18,6 +18,7 @@
 //! | `page_cache` | red (reads) / amber (writes only) | fileio without O_DIRECT (or with mmap) on a file set under [`CACHE_FACTOR`] × the host's RAM; amber "not judged" when the RAM is unknown |
 //! | `device_bytes` | red / amber / amber (not judged) | a fileio read figure of which under [`DEVICE_RED`] (red) or [`DEVICE_AMBER`] (amber) of the bytes reached the block device over the phase (`PhaseResult::device_io`); a write figure under half (amber); no counters recorded (amber: "not judged") |
 //! | `power` | amber | throttling or under-voltage reported (`report::health`); on a Pi where neither was read: amber "not judged" |
+//! | `io_errors` | red | I/O errors of the target's disk in the kernel log while it ran (`I/O error, dev sda`, `critical medium error`, `Buffer I/O error on dev sda1`), the lines quoted |
 //! | `usb_trouble` | amber | UAS aborts, UAS resets, USB resets or disconnects of the target's USB disk in the kernel log (the lines quoted); amber "not judged" when the log could not be read |
 //! | `steady_state` | amber | no steady state by the result's criterion, one left, or none judged |
 //! | doubts not covered above | amber | see [`DOUBT_COLOURS`] |
@@ -28,7 +29,7 @@
 //! "not judged", never a silent green.
 
 use super::doubts::{self, Kind};
-use crate::disk::kernel_log::UsbTroubleCount;
+use crate::disk::kernel_log::{parse_usb_event, UsbEventKind, UsbTrouble, UsbTroubleCount};
 use crate::disk::{LinkSpeed, Transport};
 use crate::engine::Counters;
 use crate::model::{BenchResult, PhaseResult, SuiteResult, TargetResult, TestOptions};
@@ -243,6 +244,7 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<V
         out.extend(device_bytes(p, r));
     }
     out.extend(power(t));
+    out.extend(io_errors(t));
     out.extend(usb_trouble(t));
     out.extend(steady(r));
     for d in doubts::of_result(s, t, p) {
@@ -398,6 +400,42 @@ fn power(t: &TargetResult) -> Option<Reason> {
 }
 
 /// USB trouble of the target's USB disk in the kernel log, with the lines recorded.
+/// The lines, quoted: ` ("…"; "…")`, or nothing.
+fn quoted<'a>(lines: impl Iterator<Item = &'a String>) -> String {
+    let l: Vec<&str> = lines.map(|l| l.trim()).collect();
+    if l.is_empty() {
+        return String::new();
+    }
+    format!(" (\"{}\")", l.join("\"; \""))
+}
+
+fn is_io_error(line: &str) -> bool {
+    parse_usb_event(line).is_some_and(|e| e.kind == UsbEventKind::IoError)
+}
+
+/// Requests the block layer failed on the target's disk while it ran: red, with the lines.
+fn io_errors(t: &TargetResult) -> Option<Reason> {
+    let d = t.disk.as_ref()?;
+    let Some(UsbTroubleCount::Counted(c)) = &t.usb_trouble else {
+        return None;
+    };
+    let u = c.of(&d.name);
+    if u.io_errors == 0 {
+        return None;
+    }
+    let lines = quoted(u.examples.iter().filter(|l| is_io_error(l)));
+    Some(reason(
+        "io_errors",
+        Colour::Red,
+        format!(
+            "the kernel logged {} I/O error{} on {} while the target ran{lines}: the disk failed requests; its figures are not a working disk's.",
+            u.io_errors,
+            if u.io_errors == 1 { "" } else { "s" },
+            d.name
+        ),
+    ))
+}
+
 fn usb_trouble(t: &TargetResult) -> Option<Reason> {
     let d = t.disk.as_ref().filter(|d| d.usb.is_some())?;
     let c = match &t.usb_trouble {
@@ -417,22 +455,15 @@ fn usb_trouble(t: &TargetResult) -> Option<Reason> {
             ))
         }
     };
-    let u = c.of(&d.name);
+    // I/O errors are their own rule (`io_errors`, any disk).
+    let u = UsbTrouble {
+        io_errors: 0,
+        ..c.of(&d.name)
+    };
     if u.is_empty() {
         return None;
     }
-    let lines = if u.examples.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (\"{}\")",
-            u.examples
-                .iter()
-                .map(|l| l.trim())
-                .collect::<Vec<_>>()
-                .join("\"; \"")
-        )
-    };
+    let lines = quoted(u.examples.iter().filter(|l| !is_io_error(l)));
     Some(reason(
         "usb_trouble",
         Colour::Amber,
@@ -781,6 +812,43 @@ mod tests {
             c.extra_flags.direct = true;
         }
         assert_eq!(verdict(&s).verdict, Colour::Green);
+    }
+
+    #[test]
+    fn io_errors_of_the_targets_disk_are_red_with_the_lines() {
+        let mut s = clean();
+        let mut c = TroubleCount::default();
+        let line = "critical medium error, dev sda, sector 77 op 0x1:(WRITE) flags 0x0";
+        c.disks.insert(
+            "sda".into(),
+            UsbTrouble {
+                io_errors: 2,
+                usb_resets: 1,
+                examples: vec![
+                    line.into(),
+                    "usb 2-1: reset SuperSpeed USB device number 2 using xhci_hcd".into(),
+                ],
+                ..Default::default()
+            },
+        );
+        s.targets[0].usb_trouble = Some(UsbTroubleCount::Counted(c));
+        let v = verdict(&s);
+        assert_eq!(v.verdict, Colour::Red);
+        assert_eq!(
+            rules(&v),
+            [("io_errors", Colour::Red), ("usb_trouble", Colour::Amber)]
+        );
+        assert_eq!(
+            v.reasons[0].text,
+            format!("the kernel logged 2 I/O errors on sda while the target ran (\"{line}\"): the disk failed requests; its figures are not a working disk's.")
+        );
+        assert!(
+            v.reasons[1].text.starts_with(
+                "the kernel logged 1 USB reset for sda while the target ran (\"usb 2-1: reset"
+            ),
+            "{}",
+            v.reasons[1].text
+        );
     }
 
     #[test]
