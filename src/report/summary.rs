@@ -68,6 +68,9 @@ fn header(w: &mut String, s: &SuiteResult) {
             .map(|m| format!(", {m}"))
             .unwrap_or_default()
     );
+    if let Some(g) = &s.governor {
+        let _ = writeln!(w, "CPU governor: {}", super::validity::governor_line(g));
+    }
     let _ = writeln!(
         w,
         "run: {}  started {}  finished {}  status: {}",

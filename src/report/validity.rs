@@ -19,6 +19,7 @@
 //! | `device_bytes` | red / amber / amber (not judged) | a fileio read figure of which under [`DEVICE_RED`] (red) or [`DEVICE_AMBER`] (amber) of the bytes reached the block device over the phase (`PhaseResult::device_io`); a write figure under half (amber); no counters recorded (amber: "not judged") |
 //! | `power` | amber | throttling or under-voltage reported (`report::health`); on a Pi where neither was read: amber "not judged" |
 //! | `io_errors` | red | I/O errors of the target's disk in the kernel log while it ran (`I/O error, dev sda`, `critical medium error`, `Buffer I/O error on dev sda1`), the lines quoted |
+//! | `governor` | amber | the run measured under a CPU governor other than `performance` (spindle pins it for the run; `sys::governor`) |
 //! | `usb_trouble` | amber | UAS aborts, UAS resets, USB resets or disconnects of the target's USB disk in the kernel log (the lines quoted); amber "not judged" when the log could not be read |
 //! | `steady_state` | amber | no steady state by the result's criterion, one left, or none judged |
 //! | doubts not covered above | amber | see [`DOUBT_COLOURS`] |
@@ -33,6 +34,7 @@ use crate::disk::kernel_log::{parse_usb_event, UsbEventKind, UsbTrouble, UsbTrou
 use crate::disk::{LinkSpeed, Transport};
 use crate::engine::Counters;
 use crate::model::{BenchResult, PhaseResult, SuiteResult, TargetResult, TestOptions};
+use crate::sys::governor::GovernorRecord;
 use crate::units::human_size;
 
 pub use crate::model::validity::{Colour, Reason, Validity};
@@ -244,6 +246,7 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<V
         out.extend(device_bytes(p, r));
     }
     out.extend(power(t));
+    out.extend(governor(s));
     out.extend(io_errors(t));
     out.extend(usb_trouble(t));
     out.extend(steady(r));
@@ -400,6 +403,40 @@ fn power(t: &TargetResult) -> Option<Reason> {
 }
 
 /// USB trouble of the target's USB disk in the kernel log, with the lines recorded.
+/// `ondemand before the run, performance while it measured (put back after)`.
+pub fn governor_line(g: &GovernorRecord) -> String {
+    let mut l = format!(
+        "{} before the run, {} while it measured",
+        g.before, g.during
+    );
+    if let Some(why) = &g.not_pinned {
+        l.push_str(&format!(" (not pinned: {why})"));
+    }
+    if g.before != g.during {
+        l.push_str(if g.restored {
+            " (put back after)"
+        } else {
+            " (NOT put back after: set it again or reboot)"
+        });
+    }
+    l
+}
+
+/// A run that measured under a governor other than `performance` (spindle pins it; it could
+/// not): amber. No record (a machine without cpufreq, an older bundle): nothing to judge.
+fn governor(s: &SuiteResult) -> Option<Reason> {
+    let g = s.governor.as_ref().filter(|g| !g.performance())?;
+    Some(reason(
+        "governor",
+        Colour::Amber,
+        format!(
+            "the CPU governor was {} while the run measured, not performance ({}): the clock followed the load; ondemand without io_is_busy is a known cause of slow USB writes on a Pi.",
+            g.during,
+            g.not_pinned.as_deref().unwrap_or("not pinned")
+        ),
+    ))
+}
+
 /// The lines, quoted: ` ("…"; "…")`, or nothing.
 fn quoted<'a>(lines: impl Iterator<Item = &'a String>) -> String {
     let l: Vec<&str> = lines.map(|l| l.trim()).collect();
@@ -812,6 +849,31 @@ mod tests {
             c.extra_flags.direct = true;
         }
         assert_eq!(verdict(&s).verdict, Colour::Green);
+    }
+
+    #[test]
+    fn a_run_not_under_the_performance_governor_is_amber() {
+        let mut s = clean();
+        s.governor = Some(GovernorRecord {
+            before: "ondemand".into(),
+            during: "performance".into(),
+            not_pinned: None,
+            restored: true,
+        });
+        assert!(verdict(&s).reasons.is_empty());
+        assert_eq!(
+            governor_line(s.governor.as_ref().unwrap()),
+            "ondemand before the run, performance while it measured (put back after)"
+        );
+        let g = s.governor.as_mut().unwrap();
+        g.during = "ondemand".into();
+        g.not_pinned = Some(
+            "could not write /sys/…/scaling_governor: Permission denied (pinning needs root)"
+                .into(),
+        );
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("governor", Colour::Amber)]);
+        assert!(v.reasons[0].text.starts_with("the CPU governor was ondemand while the run measured, not performance (could not write"), "{}", v.reasons[0].text);
     }
 
     #[test]
