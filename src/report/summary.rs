@@ -212,6 +212,9 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
                     t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio
                 );
                 let _ = writeln!(w, "{}", line.trim_end());
+                if let crate::engine::Counters::Tpcc(c) = &r.counters {
+                    let _ = writeln!(w, "  {:<10} {}", "", super::tpcc_text::nopm_line(c));
+                }
                 if let Some(ss) = &r.steady_state {
                     let _ = writeln!(w, "  {:<10} {}", "", steady_line(ss));
                 }
