@@ -21,6 +21,10 @@ pub enum ReportAction {
         /// Bundle directory, its results.json, or a single test's JSON result document.
         #[arg(value_name = "PATH")]
         path: PathBuf,
+        /// Markdown to paste into a forum post or an issue: every result's key figures and
+        /// validity, CrystalDiskMark's rows, TPC-C's NOPM and efficiency.
+        #[arg(long)]
+        markdown: bool,
     },
     /// (Re)build report.html from a bundle directory or a results.json.
     Html {

@@ -17,9 +17,13 @@ fn write(path: &Path, what: &str, text: &str) -> anyhow::Result<()> {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     match args.action {
-        ReportAction::Show { path } => {
+        ReportAction::Show { path, markdown } => {
             let l = load::load(&path)?;
-            print!("{}", crate::report::summary::render_summary(&l.suite));
+            if markdown {
+                print!("{}", crate::report::markdown::render(&l.suite));
+            } else {
+                print!("{}", crate::report::summary::render_summary(&l.suite));
+            }
         }
         ReportAction::Html { path, out } => {
             let l = load::load(&path)?;

@@ -3,12 +3,14 @@
 //! document beside its renderings (`bundle.rs`). Nothing here measures or defines the schema.
 
 pub mod bundle;
+pub mod cdm;
 pub mod compare;
 pub mod csv;
 pub mod doubts;
 pub mod figures;
 pub mod health;
 pub mod html;
+pub mod markdown;
 pub mod metric;
 pub mod oltp_text;
 pub mod params;

@@ -46,7 +46,38 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &
     if !views.is_empty() {
         per_test_table(out, s, views, &list);
     }
+    cdm(out, s);
     out.push_str("</section>\n");
+}
+
+/// CrystalDiskMark's four rows per target (`report::cdm`), as people quote them.
+fn cdm(out: &mut String, s: &SuiteResult) {
+    use super::super::cdm::{cell_text, of_target};
+    let per: Vec<_> = s
+        .targets
+        .iter()
+        .filter_map(|t| Some((t, of_target(t)?)))
+        .collect();
+    if per.is_empty() {
+        return;
+    }
+    out.push_str("<h3>CrystalDiskMark's rows</h3><p class=\"small meta\">MB/s (10<sup>6</sup> B/s, as CrystalDiskMark prints it) from spindle's async O_DIRECT engine, one timed run each, with the p99 latency CrystalDiskMark does not give; – not measured in this run.</p>");
+    let mut rows = Vec::new();
+    for (t, measured) in per {
+        for m in measured {
+            rows.push(vec![
+                esc(&t.name),
+                esc(m.row.label),
+                num(esc(&cell_text(&m.read))),
+                num(esc(&cell_text(&m.write))),
+            ]);
+        }
+    }
+    table(
+        out,
+        &["Target", "Test", "\u{1}Read MB/s", "\u{1}Write MB/s"],
+        &rows,
+    );
 }
 
 /// Targets best first, with each family's score relative to that family's best target.
