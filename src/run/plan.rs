@@ -72,6 +72,9 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
         }
         v.push(Phase::FileioCleanup { set });
     }
+    if profile.cliff.is_some() {
+        v.push(Phase::FileioCliff);
+    }
     if profile.oltp.is_none() && profile.tpcc.is_none() {
         v.push(Phase::SystemState { when: When::After });
         return v;
@@ -190,6 +193,7 @@ pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
             .map(|t| t.as_secs().max(1))
             .unwrap_or(1),
         Phase::OltpRun { .. } => p.oltp.as_ref().map(|o| o.base.time_s).unwrap_or(1),
+        Phase::FileioCliff => p.cliff.as_ref().map_or(1, |c| c.time_limit.as_secs()),
         Phase::TpccPrepare => p
             .tpcc
             .as_ref()
