@@ -1,0 +1,217 @@
+//! The SLC-cache cliff found on a disk with a known one (issue 38, item 3): a loop device that
+//! the kernel throttles once a known number of bytes has reached it. `spindle suite` runs a
+//! profile with only `[cliff]` on an ext4 filesystem on the loop device, inside a blkio cgroup
+//! of its own (cgroup v1 blk-throttle, which applies to O_DIRECT bios on a loop device); the
+//! test watches the device's written sectors (/sys/block/loopN/stat) and lowers the cgroup's
+//! `blkio.throttle.write_bps_device` the moment 1 GiB has been written. The cliff must be found
+//! within ±10 % of the bytes the device had taken when the throttle fell.
+//!
+//! The disk's "cache" writes at 150 MB/s, not at the loop device's own speed: unthrottled it
+//! takes about 2 GB/s here, a GiB in half a second, fewer 1 s samples than the 5 s a level must
+//! last for the detector — a real SSD's cache lasts tens of seconds. After the cliff it writes
+//! at 25 MB/s. About 25 s in all.
+
+mod common;
+
+use common::{sh, LoopDevice};
+use spindle::model::{PhaseStatus, SuiteResult};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+const CLIFF_AT: u64 = 1 << 30;
+const CACHE_BPS: u64 = 150_000_000;
+const AFTER_BPS: u64 = 25_000_000;
+
+/// A blkio cgroup of the test's own; on drop (also after a failed assertion) its throttle is
+/// cleared, whatever is still in it goes back to the root cgroup, and it is removed.
+struct BlkioGroup {
+    dir: PathBuf,
+    dev: String,
+}
+
+impl BlkioGroup {
+    fn new(dev: &str) -> BlkioGroup {
+        let dir = Path::new(BLKIO).join(format!("spindle-cliff-test-{}", std::process::id()));
+        std::fs::create_dir(&dir)
+            .unwrap_or_else(|e| panic!("could not create the cgroup {}: {e}", dir.display()));
+        BlkioGroup {
+            dir,
+            dev: dev.to_string(),
+        }
+    }
+
+    /// Limits the group's writes to the device to `bps` bytes per second (0: no limit).
+    fn throttle(&self, bps: u64) {
+        std::fs::write(
+            self.dir.join("blkio.throttle.write_bps_device"),
+            format!("{} {bps}", self.dev),
+        )
+        .expect("blkio.throttle.write_bps_device takes the limit");
+    }
+
+    fn add(&self, pid: u32) {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
+            .expect("the process moves into the cgroup");
+    }
+}
+
+impl Drop for BlkioGroup {
+    fn drop(&mut self) {
+        let _ = std::fs::write(
+            self.dir.join("blkio.throttle.write_bps_device"),
+            format!("{} 0", self.dev),
+        );
+        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            let _ = std::fs::write(Path::new(BLKIO).join("cgroup.procs"), pid);
+        }
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The spindle run, killed if the test ends before it does.
+struct Run(Child);
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Bytes the device has taken (field 7 of /sys/block/<dev>/stat: sectors written, 512 bytes).
+fn written_bytes(name: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let sectors: u64 = stat.split_whitespace().nth(6).unwrap().parse().unwrap();
+    sectors * 512
+}
+
+/// Every file named `name` below `dir`.
+fn find_files(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            found.extend(find_files(&p, name));
+        } else if e.file_name() == name {
+            found.push(p);
+        }
+    }
+    found
+}
+
+fn require_blk_throttle() {
+    common::require_root(
+        "the cliff test",
+        &[("losetup", "mount"), ("mkfs.ext4", "e2fsprogs")],
+    );
+    assert!(
+        Path::new(BLKIO)
+            .join("blkio.throttle.write_bps_device")
+            .exists(),
+        "the cliff test needs cgroup v1's blkio controller with blk-throttle at {BLKIO} \
+         (a kernel with CONFIG_BLK_DEV_THROTTLING and the blkio hierarchy mounted)"
+    );
+}
+
+#[test]
+fn a_cliff_the_kernel_makes_at_one_gib_is_found_within_ten_percent() {
+    require_blk_throttle();
+    let d = tempfile::tempdir().unwrap();
+    let disk = LoopDevice::new(d.path(), "cliff", 3072);
+    sh("mkfs.ext4", &["-q", "-F", disk.dev()]);
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    sh("mount", &[disk.dev(), mnt.to_str().unwrap()]);
+    let target = mnt.join("scratch");
+    std::fs::create_dir(&target).unwrap();
+    let profile = d.path().join("cliff.toml");
+    std::fs::write(
+        &profile,
+        "description = \"the cliff test\"\n[cliff]\nsize = \"2G\"\ntime = 22\nkeep_free = \"256M\"\n",
+    )
+    .unwrap();
+    let out = d.path().join("bundle");
+    let (log, err) = (d.path().join("stdout"), d.path().join("stderr"));
+    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", disk.name())).unwrap();
+    let group = BlkioGroup::new(majmin.trim());
+    group.throttle(CACHE_BPS);
+    let base = written_bytes(disk.name());
+    let mut run = Run(Command::new(env!("CARGO_BIN_EXE_spindle"))
+        .arg("suite")
+        .arg("--target")
+        .arg(&target)
+        .arg("--profile")
+        .arg(&profile)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::from(std::fs::File::create(&log).unwrap()))
+        .stderr(Stdio::from(std::fs::File::create(&err).unwrap()))
+        .spawn()
+        .unwrap());
+    group.add(run.0.id());
+
+    // Watch the device; the cliff comes when it has taken CLIFF_AT bytes.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut thrown_at = None;
+    while run.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the suite ran over 90 s");
+        let written = written_bytes(disk.name()) - base;
+        if thrown_at.is_none() && written >= CLIFF_AT {
+            group.throttle(AFTER_BPS);
+            thrown_at = Some(written);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let status = run.0.wait().unwrap();
+    assert!(
+        status.success(),
+        "spindle suite failed ({status}):\n{}\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default(),
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    let thrown_at = thrown_at.expect("the device took 1 GiB before the write ended");
+
+    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+    let r = SuiteResult::from_json(&text, "results.json").unwrap();
+    let phase = r.targets[0]
+        .phases
+        .iter()
+        .find(|p| p.name == "fileio-cliff")
+        .expect("a fileio-cliff phase");
+    assert_eq!(phase.status, PhaseStatus::Ok, "{:?}", phase.error);
+    let rec = phase.cliff.as_ref().expect("the phase records its cliff");
+    assert!(rec.samples.len() >= 15, "{} samples", rec.samples.len());
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let cliffs = &rec.finding.cliffs;
+    assert_eq!(cliffs.len(), 1, "one cliff: {}", rec.summary_line());
+    let c = cliffs[0];
+    let error = (c.at_bytes as f64 - thrown_at as f64) / thrown_at as f64;
+    eprintln!(
+        "throttle at {:.3} GiB on the device; cliff found at {:.3} GiB ({:+.1} %): {}",
+        gib(thrown_at),
+        gib(c.at_bytes),
+        error * 100.0,
+        rec.summary_line()
+    );
+    assert!(error.abs() <= 0.10, "{:+.1} % off", error * 100.0);
+    let near = |mb_s: f64, bps: u64| (mb_s - bps as f64 / 1e6).abs() <= 0.2 * bps as f64 / 1e6;
+    assert!(near(c.before_mb_s, CACHE_BPS), "{c:?}");
+    assert!(near(c.after_mb_s, AFTER_BPS), "{c:?}");
+    // The write's file is gone.
+    assert_eq!(
+        find_files(&mnt, spindle::fileio::sustained::FILE_NAME),
+        Vec::<PathBuf>::new()
+    );
+    drop(group);
+    sh("umount", &[mnt.to_str().unwrap()]);
+}
