@@ -97,4 +97,22 @@ mod tests {
         p.keep_free = Some("x".into());
         assert_eq!(resolve(&p).unwrap_err().0, "keep_free");
     }
+
+    #[test]
+    fn a_profile_names_the_cliff_key_at_fault() {
+        use crate::config::profile::SuiteProfile;
+        let parse = |t: &str| SuiteProfile::parse(t, "t", "t.toml");
+        let e = parse("[cliff]\nsize = \"64G\"\ntime = 0\n").unwrap_err();
+        assert!(
+            format!("{e}").contains("profile file 't.toml': cliff.time: is 0"),
+            "{e}"
+        );
+        let e = parse("[cliff]\nsize = \"big\"\ntime = 60\n").unwrap_err();
+        assert!(format!("{e}").contains("cliff.size: "), "{e}");
+        let standard = SuiteProfile::load("standard").unwrap().cliff.unwrap();
+        assert_eq!(standard.max_bytes, 64 << 30);
+        assert_eq!(standard.time_limit, Duration::from_secs(600));
+        let reference = SuiteProfile::load("reference").unwrap().cliff.unwrap();
+        assert!(reference.max_bytes > standard.max_bytes);
+    }
 }

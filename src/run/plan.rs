@@ -408,4 +408,21 @@ mod tests {
             "{names:?}"
         );
     }
+
+    #[test]
+    fn the_cliff_write_follows_the_fileio_sets_in_the_profiles_that_have_it() {
+        for name in ["standard", "reference"] {
+            let p = SuiteProfile::load(name).unwrap();
+            let v = phases(&p);
+            let cliff = v.iter().position(|ph| *ph == Phase::FileioCliff);
+            let last_fileio = v
+                .iter()
+                .rposition(|ph| matches!(ph, Phase::FileioCleanup { .. }));
+            assert_eq!(cliff, last_fileio.map(|i| i + 1), "{name}");
+            let limit = p.cliff.as_ref().unwrap().time_limit.as_secs();
+            assert_eq!(estimate_s(&Phase::FileioCliff, &p), limit);
+        }
+        let quick = SuiteProfile::load("quick").unwrap();
+        assert!(!phases(&quick).contains(&Phase::FileioCliff));
+    }
 }
