@@ -207,6 +207,22 @@ fn a_cliff_the_kernel_makes_at_one_gib_is_found_within_ten_percent() {
     let near = |mb_s: f64, bps: u64| (mb_s - bps as f64 / 1e6).abs() <= 0.2 * bps as f64 / 1e6;
     assert!(near(c.before_mb_s, CACHE_BPS), "{c:?}");
     assert!(near(c.after_mb_s, AFTER_BPS), "{c:?}");
+    // Every rendering says it: summary.txt (= `report show`) and report.html's chart.
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    let said = format!("cliff at {:.2} GiB", gib(c.at_bytes));
+    assert!(
+        summary.contains("SLC-cache cliff") && summary.contains(&said),
+        "{summary}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let sec = page
+        .split("<section id=\"cliff\">")
+        .nth(1)
+        .expect("report.html has the chart");
+    assert!(
+        sec.contains(&format!(">cliff {:.2} GiB</text>", gib(c.at_bytes))),
+        "{sec}"
+    );
     // The write's file is gone.
     assert_eq!(
         find_files(&mnt, spindle::fileio::sustained::FILE_NAME),

@@ -3,6 +3,7 @@
 //! document beside its renderings (`bundle.rs`). Nothing here measures or defines the schema.
 
 pub mod bundle;
+pub mod cliff;
 pub mod compare;
 pub mod csv;
 pub mod doubts;
