@@ -71,22 +71,24 @@ pub(super) fn render(out: &mut String, s: &SuiteResult) {
     out.push_str(&svg::legend(&chart.series));
     let _ = writeln!(
         out,
-        "<figcaption>One sustained sequential write with O_DIRECT per target; each point is one second: its speed at the GiB written by its end. Shaded: where the speed fell and stayed down (change-point detection: a fall of at least 30 % that lasts at least 5 s and does not recover); dashed: the speed before and after. {}.</figcaption></figure>\n</section>",
+        "<figcaption>One sustained sequential write with O_DIRECT per target; each point is one second: its speed, over the middle of the bytes it wrote. Shaded: where the speed fell and stayed down (change-point detection: a fall of at least 30 % that lasts at least 5 s and does not recover); dashed: the speed before and after. {}.</figcaption></figure>\n</section>",
         words.join("; ")
     );
 }
 
-/// (GiB written by the end of each second, MB/s in it).
+/// (GiB written by the middle of each second, MB/s in it): a second's speed drawn over the
+/// middle of the bytes it wrote, so a fall inside a second sits where the shading says.
 fn speed_over_gib(c: &CliffRecord) -> Vec<(f64, f64)> {
     let (mut written, mut prev) = (0u64, 0.0);
     let mut points = Vec::with_capacity(c.samples.len());
     for s in &c.samples {
-        written += s.bytes;
         let dur = s.t_s - prev;
         prev = s.t_s;
         if dur > 0.0 {
-            points.push((written as f64 / GIB, s.bytes as f64 / dur / 1e6));
+            let mid = written as f64 + s.bytes as f64 / 2.0;
+            points.push((mid / GIB, s.bytes as f64 / dur / 1e6));
         }
+        written += s.bytes;
     }
     points
 }
@@ -137,7 +139,7 @@ mod tests {
         let rec = s.targets[1].phases.last().unwrap().cliff.as_ref().unwrap();
         let pts = speed_over_gib(rec);
         assert_eq!(pts.len(), 30);
-        assert!((pts[14].0 - 6e9 / GIB).abs() < 1e-9 && (pts[14].1 - 400.0).abs() < 1e-9);
+        assert!((pts[14].0 - 5.8e9 / GIB).abs() < 1e-9 && (pts[14].1 - 400.0).abs() < 1e-9);
         assert_eq!(levels(rec).len(), 4);
     }
 }
