@@ -1,9 +1,10 @@
 //! The SLC-cache cliff found on a disk with a known one (issue 38, item 3): a loop device that
 //! the kernel throttles once a known number of bytes has reached it. `spindle suite` runs a
 //! profile with only `[cliff]` on an ext4 filesystem on the loop device, inside a blkio cgroup
-//! of its own (cgroup v1 blk-throttle, which applies to O_DIRECT bios on a loop device); the
-//! test watches the device's written sectors (/sys/block/loopN/stat) and lowers the cgroup's
-//! `blkio.throttle.write_bps_device` the moment 1 GiB has been written. The cliff must be found
+//! of its own (the kernel's blk-throttle, which applies to O_DIRECT bios on a loop device:
+//! cgroup v1's `blkio.throttle.write_bps_device`, or v2's `io.max` where there is no v1 blkio
+//! hierarchy); the test watches the device's written sectors (/sys/block/loopN/stat) and lowers
+//! the cgroup's write limit the moment 1 GiB has been written. The cliff must be found
 //! within ±10 % of the bytes the device had taken when the throttle fell.
 //!
 //! The disk's "cache" writes at 150 MB/s, not at the loop device's own speed: unthrottled it
@@ -19,24 +20,86 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// cgroup v1's blkio hierarchy (this machine: the hybrid layout).
 const BLKIO: &str = "/sys/fs/cgroup/blkio";
+/// cgroup v2's unified hierarchy (most CI runners), where blk-throttle is `io.max`.
+const UNIFIED: &str = "/sys/fs/cgroup";
 const CLIFF_AT: u64 = 1 << 30;
 const CACHE_BPS: u64 = 150_000_000;
 const AFTER_BPS: u64 = 25_000_000;
 
-/// A blkio cgroup of the test's own; on drop (also after a failed assertion) its throttle is
+/// Which interface to blk-throttle the machine offers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Throttle {
+    /// v1: `blkio.throttle.write_bps_device`, `MAJ:MIN BPS` (0: no limit).
+    V1,
+    /// v2: `io.max`, `MAJ:MIN wbps=BPS` (`max`: no limit).
+    V2,
+}
+
+impl Throttle {
+    /// v1's blkio controller if it is mounted, else v2's io controller (enabled for the root's
+    /// children if it is not yet); `None` when neither is there.
+    fn detect() -> Option<Throttle> {
+        if Path::new(BLKIO)
+            .join("blkio.throttle.write_bps_device")
+            .exists()
+        {
+            return Some(Throttle::V1);
+        }
+        let root = Path::new(UNIFIED);
+        let controllers = std::fs::read_to_string(root.join("cgroup.controllers")).ok()?;
+        if !controllers.split_whitespace().any(|c| c == "io") {
+            return None;
+        }
+        let subtree = std::fs::read_to_string(root.join("cgroup.subtree_control")).ok()?;
+        if !subtree.split_whitespace().any(|c| c == "io") {
+            std::fs::write(root.join("cgroup.subtree_control"), "+io").ok()?;
+        }
+        Some(Throttle::V2)
+    }
+
+    fn root(self) -> &'static Path {
+        Path::new(match self {
+            Throttle::V1 => BLKIO,
+            Throttle::V2 => UNIFIED,
+        })
+    }
+
+    fn file(self) -> &'static str {
+        match self {
+            Throttle::V1 => "blkio.throttle.write_bps_device",
+            Throttle::V2 => "io.max",
+        }
+    }
+
+    /// The line that limits writes to `dev` to `bps` (0: no limit).
+    fn line(self, dev: &str, bps: u64) -> String {
+        match (self, bps) {
+            (Throttle::V1, _) => format!("{dev} {bps}"),
+            (Throttle::V2, 0) => format!("{dev} wbps=max"),
+            (Throttle::V2, _) => format!("{dev} wbps={bps}"),
+        }
+    }
+}
+
+/// A cgroup of the test's own; on drop (also after a failed assertion) its throttle is
 /// cleared, whatever is still in it goes back to the root cgroup, and it is removed.
 struct BlkioGroup {
+    kind: Throttle,
     dir: PathBuf,
     dev: String,
 }
 
 impl BlkioGroup {
-    fn new(dev: &str) -> BlkioGroup {
-        let dir = Path::new(BLKIO).join(format!("spindle-cliff-test-{}", std::process::id()));
+    fn new(kind: Throttle, dev: &str) -> BlkioGroup {
+        let dir = kind
+            .root()
+            .join(format!("spindle-cliff-test-{}", std::process::id()));
         std::fs::create_dir(&dir)
             .unwrap_or_else(|e| panic!("could not create the cgroup {}: {e}", dir.display()));
         BlkioGroup {
+            kind,
             dir,
             dev: dev.to_string(),
         }
@@ -44,11 +107,9 @@ impl BlkioGroup {
 
     /// Limits the group's writes to the device to `bps` bytes per second (0: no limit).
     fn throttle(&self, bps: u64) {
-        std::fs::write(
-            self.dir.join("blkio.throttle.write_bps_device"),
-            format!("{} {bps}", self.dev),
-        )
-        .expect("blkio.throttle.write_bps_device takes the limit");
+        let file = self.dir.join(self.kind.file());
+        std::fs::write(&file, self.kind.line(&self.dev, bps))
+            .unwrap_or_else(|e| panic!("{} does not take the limit: {e}", file.display()));
     }
 
     fn add(&self, pid: u32) {
@@ -60,12 +121,12 @@ impl BlkioGroup {
 impl Drop for BlkioGroup {
     fn drop(&mut self) {
         let _ = std::fs::write(
-            self.dir.join("blkio.throttle.write_bps_device"),
-            format!("{} 0", self.dev),
+            self.dir.join(self.kind.file()),
+            self.kind.line(&self.dev, 0),
         );
         let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
         for pid in procs.split_whitespace() {
-            let _ = std::fs::write(Path::new(BLKIO).join("cgroup.procs"), pid);
+            let _ = std::fs::write(self.kind.root().join("cgroup.procs"), pid);
         }
         for _ in 0..50 {
             if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
@@ -109,23 +170,23 @@ fn find_files(dir: &Path, name: &str) -> Vec<PathBuf> {
     found
 }
 
-fn require_blk_throttle() {
+fn require_blk_throttle() -> Throttle {
     common::require_root(
         "the cliff test",
         &[("losetup", "mount"), ("mkfs.ext4", "e2fsprogs")],
     );
-    assert!(
-        Path::new(BLKIO)
-            .join("blkio.throttle.write_bps_device")
-            .exists(),
-        "the cliff test needs cgroup v1's blkio controller with blk-throttle at {BLKIO} \
-         (a kernel with CONFIG_BLK_DEV_THROTTLING and the blkio hierarchy mounted)"
-    );
+    Throttle::detect().unwrap_or_else(|| {
+        panic!(
+            "the cliff test needs the kernel's blk-throttle: cgroup v1's blkio controller at \
+             {BLKIO} (blkio.throttle.write_bps_device) or cgroup v2's io controller at \
+             {UNIFIED} (io.max); a kernel with CONFIG_BLK_DEV_THROTTLING"
+        )
+    })
 }
 
 #[test]
 fn a_cliff_the_kernel_makes_at_one_gib_is_found_within_ten_percent() {
-    require_blk_throttle();
+    let kind = require_blk_throttle();
     let d = tempfile::tempdir().unwrap();
     let disk = LoopDevice::new(d.path(), "cliff", 3072);
     sh("mkfs.ext4", &["-q", "-F", disk.dev()]);
@@ -143,7 +204,7 @@ fn a_cliff_the_kernel_makes_at_one_gib_is_found_within_ten_percent() {
     let out = d.path().join("bundle");
     let (log, err) = (d.path().join("stdout"), d.path().join("stderr"));
     let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", disk.name())).unwrap();
-    let group = BlkioGroup::new(majmin.trim());
+    let group = BlkioGroup::new(kind, majmin.trim());
     group.throttle(CACHE_BPS);
     let base = written_bytes(disk.name());
     let mut run = Run(Command::new(env!("CARGO_BIN_EXE_spindle"))
