@@ -369,6 +369,24 @@ mod tests {
     }
 
     #[test]
+    fn a_drive_folding_its_cache_after_the_cliff_is_one_low_level() {
+        // SLC full: the drive writes the cache out to TLC/QLC and the speed swings between
+        // 40 and 180 MB/s every few seconds — still one cliff, the mean after it ≈ 110.
+        let mut r = noisy(420.0, 40, 0.08, 16);
+        let swings = [
+            40.0, 40.0, 180.0, 180.0, 170.0, 45.0, 60.0, 175.0, 50.0, 160.0,
+        ];
+        for k in 0..8 {
+            r.extend(swings.iter().map(|v| v * (1.0 + 0.02 * (k % 3) as f64)));
+        }
+        let f = find(&r);
+        assert_eq!(f.cliffs.len(), 1, "{f:?}");
+        let c = f.cliffs[0];
+        assert!((c.at_s - 40.0).abs() < 1.0, "{c:?}");
+        assert!((c.after_mb_s - 110.0).abs() < 15.0, "{c:?}");
+    }
+
+    #[test]
     fn a_noisy_flat_series_has_no_cliff() {
         for seed in 0..20 {
             let f = find(&noisy(300.0, 60, 0.15, seed));
