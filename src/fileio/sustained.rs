@@ -79,6 +79,26 @@ pub fn planned_bytes(cfg: &SustainedConfig, free: u64) -> (u64, WriteBound) {
     (bytes - bytes % cfg.block_size.max(1), bound)
 }
 
+/// The bytes the write would take on `cfg.dir`'s filesystem now and the bound that sets them,
+/// or why there is no room (a sentence); an error when the filesystem cannot be read or is
+/// read-only.
+pub fn room(cfg: &SustainedConfig) -> anyhow::Result<Result<(u64, WriteBound), String>> {
+    let (free, read_only) = fs_space(&cfg.dir)?;
+    if read_only {
+        bail!("'{}' is on a read-only filesystem", cfg.dir.display());
+    }
+    let (planned, bound) = planned_bytes(cfg, free);
+    if planned == 0 {
+        return Ok(Err(format!(
+            "'{}' has {} free, not more than the {} the write leaves free (keep_free): nothing to write",
+            cfg.dir.display(),
+            crate::units::human_size(free),
+            crate::units::human_size(cfg.keep_free)
+        )));
+    }
+    Ok(Ok((planned, bound)))
+}
+
 /// Removes the file when dropped (the write's end, an error or a panic).
 struct Remove<'a>(&'a Path);
 
@@ -100,19 +120,7 @@ pub fn sustained_write(
             cfg.block_size
         );
     }
-    let (free, read_only) = fs_space(&cfg.dir)?;
-    if read_only {
-        bail!("'{}' is on a read-only filesystem", cfg.dir.display());
-    }
-    let (planned, size_bound) = planned_bytes(cfg, free);
-    if planned == 0 {
-        bail!(
-            "'{}' has {} free, not more than the {} the write leaves free: nothing to write",
-            cfg.dir.display(),
-            crate::units::human_size(free),
-            crate::units::human_size(cfg.keep_free)
-        );
-    }
+    let (planned, size_bound) = room(cfg)?.map_err(|why| anyhow::anyhow!(why))?;
     let path = cfg.dir.join(FILE_NAME);
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -238,6 +246,14 @@ mod tests {
         assert_eq!(w.bound, WriteBound::Size);
         assert_eq!(w.samples.iter().map(|s| s.bytes).sum::<u64>(), 8 << 20);
         assert!(!dir.path().join(FILE_NAME).exists());
+        let full = SustainedConfig {
+            keep_free: u64::MAX,
+            ..cfg.clone()
+        };
+        let why = room(&full).unwrap().unwrap_err();
+        assert!(why.contains("keep_free"), "{why}");
+        let e = sustained_write(&full, &Controller::new(), &crate::engine::Silent).unwrap_err();
+        assert!(format!("{e:#}").contains("nothing to write"), "{e:#}");
         let bad = SustainedConfig {
             block_size: 1000,
             ..cfg

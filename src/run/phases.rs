@@ -189,7 +189,8 @@ fn fileio_run(
 }
 
 /// The sustained write that finds the SLC-cache cliff, in `<work>/cliff` (removed after). A
-/// RAM-backed target is skipped: it has no cache to fall out of. A stop keeps the series so far
+/// RAM-backed target is skipped: it has no cache to fall out of; so is a filesystem with no room
+/// beyond `keep_free`. A stop keeps the series so far
 /// (and its finding) and marks the phase interrupted.
 fn fileio_cliff(
     ctx: &Ctx<'_>,
@@ -211,6 +212,11 @@ fn fileio_cliff(
         ..base.clone()
     };
     std::fs::create_dir_all(&cfg.dir)?;
+    // A disk with no room beyond what the write keeps free is not a failed disk.
+    if let Err(why) = fileio::sustained::room(&cfg)? {
+        let _ = std::fs::remove_dir(&cfg.dir);
+        return Ok(Outcome::Skipped(why));
+    }
     let w = fileio::sustained::sustained_write(&cfg, ctx.controller, ctx.chatter);
     let _ = std::fs::remove_dir(&cfg.dir);
     let w = w?;
