@@ -222,6 +222,26 @@ fn suite_as_a_normal_user() {
     assert_ok(&o);
     let r = load(&out);
     assert_complete_bundle(&out, &r, "scratch", QUICK);
+    // Every result judged (issue 38): a verdict and a steady state on each; quick's reads
+    // without O_DIRECT on 256 MiB, under 2x this machine's RAM, are red for the page cache,
+    // with the numbers.
+    for p in r.targets[0].phases.iter().filter(|p| p.result.is_some()) {
+        let v = p.validity.as_ref();
+        assert!(v.is_some(), "{}: no validity", p.name);
+        let ss = p.result.as_ref().unwrap().steady_state.as_ref();
+        assert!(ss.is_some(), "{}: no steady_state", p.name);
+    }
+    let v = phase(&r, "scratch", "fileio-seqrd-t4")
+        .validity
+        .clone()
+        .unwrap();
+    assert_eq!(v.verdict, spindle::model::Colour::Red, "{}", v.line());
+    let cache = v.reasons.iter().find(|x| x.rule == "page_cache").unwrap();
+    assert!(
+        cache.text.contains("256.0 MiB file set is under 2×") && cache.text.contains("of RAM"),
+        "{}",
+        cache.text
+    );
     // Not root: the page cache could not be dropped; the result records it and the page-cache
     // doubt says so.
     let p = phase(&r, "scratch", "fileio-seqrd-t4");
@@ -630,6 +650,34 @@ fn a_quick_run_on_tmpfs_says_ram_and_carries_the_same_doubts_in_every_view() {
         );
     }
     assert!(page.contains("<b>tmpfs (in RAM, not a disk)</b>"));
+    // Every figure on /dev/shm is red, in the document and in every rendering.
+    let measured: Vec<_> = r.targets[0]
+        .phases
+        .iter()
+        .filter(|p| p.result.is_some())
+        .collect();
+    assert!(measured.len() >= QUICK.len());
+    for p in measured {
+        let v = p.validity.as_ref().unwrap();
+        assert_eq!(
+            v.verdict,
+            spindle::model::Colour::Red,
+            "{}: {}",
+            p.name,
+            v.line()
+        );
+        assert_eq!(v.reasons[0].rule, "in_ram", "{}", v.line());
+    }
+    let red = "validity: red — in_ram (red): on tmpfs, a filesystem in RAM: not a disk figure.";
+    assert!(
+        summary
+            .lines()
+            .filter(|l| l.trim_start().starts_with(red))
+            .count()
+            >= QUICK.len(),
+        "{summary}"
+    );
+    assert!(page.contains("validity: <b class=\"v-red\">red</b> — in_ram (red)"));
     // What a reader does not need: reassurance dressed as a fact, developer diagnostics, raw
     // byte counts.
     for text in [&summary, &page] {

@@ -91,6 +91,7 @@ impl RunLauncher for SuiteLauncher {
             RunStatus::NoTargets => RunOutcome::NothingToDo,
             _ => RunOutcome::Completed {
                 failed_phases: result.failures().count(),
+                red_figures: crate::report::validity::red_count(&result),
             },
         })
     }

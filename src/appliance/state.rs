@@ -10,8 +10,12 @@ use crate::status::{Pattern, Phase, StickProblem};
 /// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunOutcome {
-    /// Every phase ran (some may have failed; see `failed_phases`).
-    Completed { failed_phases: usize },
+    /// Every phase ran (some may have failed; see `failed_phases`); `red_figures` results
+    /// are judged red (`report::validity`).
+    Completed {
+        failed_phases: usize,
+        red_figures: usize,
+    },
     /// Nothing was benchmarked: every disk was left out (the bundle says why).
     NothingToDo,
     /// The suite could not run at all.
@@ -190,8 +194,12 @@ pub fn pattern(s: &State) -> Pattern {
         (Finished { outcome }, Stick::Copied) if failures(outcome) => {
             Pattern::SafeToRemoveWithFailures
         }
+        (Finished { outcome }, Stick::Copied) if red_figures(outcome) => {
+            Pattern::SafeToRemoveWithRedFigures
+        }
         (_, Stick::Copied) => Pattern::SafeToRemove,
         (Finished { outcome }, _) if failures(outcome) => Pattern::DoneWithFailures,
+        (Finished { outcome }, _) if red_figures(outcome) => Pattern::DoneWithRedFigures,
         (Finished { .. }, _) => Pattern::Done,
         (Idle, _) if s.disks == 0 => Pattern::NoDisks,
         (Idle, _) => Pattern::Ready { disks: s.disks },
@@ -199,7 +207,12 @@ pub fn pattern(s: &State) -> Pattern {
 }
 
 fn failures(outcome: RunOutcome) -> bool {
-    matches!(outcome, RunOutcome::Completed { failed_phases } if failed_phases > 0)
+    matches!(outcome, RunOutcome::Completed { failed_phases, .. } if failed_phases > 0)
+}
+
+/// Red figures show when no test failed (a failure says more; summary.txt lists both).
+fn red_figures(outcome: RunOutcome) -> bool {
+    matches!(outcome, RunOutcome::Completed { red_figures, .. } if red_figures > 0)
 }
 
 fn can_copy(s: &State) -> bool {
@@ -464,7 +477,10 @@ mod tests {
         let (s, _) = step(
             s,
             Event::RunFinished {
-                outcome: RunOutcome::Completed { failed_phases: 0 },
+                outcome: RunOutcome::Completed {
+                    failed_phases: 0,
+                    red_figures: 0,
+                },
             },
         );
         let (s, _) = step(s, Event::ButtonShort);
@@ -602,7 +618,10 @@ mod tests {
         let (s, a) = step(
             running(),
             Event::RunFinished {
-                outcome: RunOutcome::Completed { failed_phases: 0 },
+                outcome: RunOutcome::Completed {
+                    failed_phases: 0,
+                    red_figures: 0,
+                },
             },
         );
         assert_eq!(a, vec![Action::Show(Pattern::Done)]);
@@ -610,7 +629,10 @@ mod tests {
         let (_, a) = step(
             running(),
             Event::RunFinished {
-                outcome: RunOutcome::Completed { failed_phases: 1 },
+                outcome: RunOutcome::Completed {
+                    failed_phases: 1,
+                    red_figures: 0,
+                },
             },
         );
         assert_eq!(a, vec![Action::Show(Pattern::DoneWithFailures)]);
@@ -647,7 +669,10 @@ mod tests {
         let (s, a) = step(
             s,
             Event::RunFinished {
-                outcome: RunOutcome::Completed { failed_phases: 0 },
+                outcome: RunOutcome::Completed {
+                    failed_phases: 0,
+                    red_figures: 0,
+                },
             },
         );
         assert_eq!(a, vec![Action::Show(Pattern::Copying), Action::CopyToStick]);
@@ -829,13 +854,33 @@ mod tests {
         let (s, a) = step(
             running(),
             Event::RunFinished {
-                outcome: RunOutcome::Completed { failed_phases: 2 },
+                outcome: RunOutcome::Completed {
+                    failed_phases: 2,
+                    red_figures: 0,
+                },
             },
         );
         assert_eq!(a[0], Action::Show(Pattern::DoneWithFailures));
         let (s, _) = step(s, Event::StickInserted { config_ok: true });
         let (_, a) = copy_finished(s, 0, None);
         assert_eq!(a[0], Action::Show(Pattern::SafeToRemoveWithFailures));
+    }
+
+    #[test]
+    fn red_figures_show_until_the_stick_is_safe_to_remove_and_failures_say_more() {
+        let red = |failed_phases| Event::RunFinished {
+            outcome: RunOutcome::Completed {
+                failed_phases,
+                red_figures: 3,
+            },
+        };
+        let (s, a) = step(running(), red(0));
+        assert_eq!(a[0], Action::Show(Pattern::DoneWithRedFigures));
+        let (s, _) = step(s, Event::StickInserted { config_ok: true });
+        let (_, a) = copy_finished(s, 0, None);
+        assert_eq!(a[0], Action::Show(Pattern::SafeToRemoveWithRedFigures));
+        let (_, a) = step(running(), red(1));
+        assert_eq!(a[0], Action::Show(Pattern::DoneWithFailures));
     }
 
     /// Steps through `events`; returns the final state and the pattern after each event
@@ -860,7 +905,10 @@ mod tests {
 
     fn finished(failed_phases: usize) -> Event {
         Event::RunFinished {
-            outcome: RunOutcome::Completed { failed_phases },
+            outcome: RunOutcome::Completed {
+                failed_phases,
+                red_figures: 0,
+            },
         }
     }
 

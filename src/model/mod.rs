@@ -17,6 +17,7 @@ pub mod phase;
 pub mod status;
 pub mod suite;
 pub mod target;
+pub mod validity;
 
 pub use bench::{BenchResult, TestOptions, ToolInfo, SCHEMA_VERSION};
 pub use cliff::CliffRecord;
@@ -29,3 +30,4 @@ pub use suite::{
 pub use target::{
     DataSetFit, FilesystemRecord, PhaseResult, ServerInfo, SmartRecord, TargetResult,
 };
+pub use validity::{Colour, Validity};

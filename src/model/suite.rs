@@ -4,7 +4,9 @@
 //! (`phase.rs`) and holds the engine's result document (`bench.rs`). Reading it back (with the
 //! upgrade of older schemas) is here; renderers (`report`) take the typed document.
 //!
-//! Schema 3 (this version): each target's filesystem (statfs: `tmpfs` is RAM) and how a reused
+//! Schema 5 (this version): each phase result's validity verdict (`validity`, green, amber or
+//! red with its reasons; computed when an older document is read). Schema 4 (no change of
+//! layout here) and schema 3: each target's filesystem (statfs: `tmpfs` is RAM) and how a reused
 //! scratch disk was recognised; each OLTP/TPC-C phase's data set against the buffer pool (its
 //! regime) and whether the page cache was dropped, as typed fields instead of notes. Schema 2
 //! added typed statuses, `phase` and `start_s` in each phase result, the profile recorded as
@@ -18,7 +20,7 @@ use crate::sys::HostInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the suite document layout.
-pub const SUITE_SCHEMA_VERSION: u32 = 4;
+pub const SUITE_SCHEMA_VERSION: u32 = 5;
 
 /// The profile a run used, as written.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -68,7 +70,7 @@ impl SuiteResult {
         serde_json::to_string_pretty(self).expect("suite result serialises")
     }
 
-    /// Reads a `results.json` (schema 1 to 4); `origin` names it in errors.
+    /// Reads a `results.json` (schema 1 to 5); `origin` names it in errors.
     pub fn from_json(text: &str, origin: &str) -> anyhow::Result<Self> {
         let mut v: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| anyhow::anyhow!("'{origin}' is not a JSON results document: {e}"))?;

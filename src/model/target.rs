@@ -188,6 +188,10 @@ pub struct PhaseResult {
     /// the suite ran several (`[mysqld] flavors`); the phase's name ends with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// The validity verdict of `result` (schema 5; `report::validity` computes it for older
+    /// documents when they are read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<super::Validity>,
 }
 
 impl PhaseResult {
@@ -208,6 +212,7 @@ impl PhaseResult {
             cliff: None,
             server_io: None,
             server: None,
+            validity: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::model::{PhaseStatus, SuiteResult};
 use std::fmt::Write as _;
 
 /// The CSV header of `results.csv`.
-pub const CSV_HEADER: &str = "run_id,target,path,test,status,threads,events,total_time_s,reads_per_s,writes_per_s,fsyncs_per_s,read_mib_per_s,written_mib_per_s,tps,qps,tpmc,ignored_errors,reconnects,lat_min_ms,lat_avg_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,vs_best,error";
+pub const CSV_HEADER: &str = "run_id,target,path,test,status,threads,events,total_time_s,reads_per_s,writes_per_s,fsyncs_per_s,read_mib_per_s,written_mib_per_s,tps,qps,tpmc,ignored_errors,reconnects,lat_min_ms,lat_avg_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,vs_best,error,validity";
 
 pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -17,7 +17,9 @@ pub(crate) fn csv_field(s: &str) -> String {
 }
 
 /// `results.csv`: one row per target and test (measurement phases only). `vs_best` is the
-/// test's main figure (req/s, tps, TpmC) over the best target's, as in summary.txt.
+/// test's main figure (req/s, tps, TpmC) over the best target's, as in summary.txt;
+/// `validity` the result's verdict (`report::validity`: green, amber or red), last so older
+/// spreadsheets keep their columns.
 pub fn render_csv(s: &SuiteResult) -> String {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
@@ -34,8 +36,9 @@ pub fn render_csv(s: &SuiteResult) -> String {
             let Some(r) = &p.result else {
                 if p.status != PhaseStatus::Ok && is_measurement(p) {
                     let mut row = head.to_vec();
-                    row.resize(columns - 1, String::new());
+                    row.resize(columns - 2, String::new());
                     row.push(csv_field(p.error.as_deref().unwrap_or("")));
+                    row.push(String::new());
                     let _ = writeln!(out, "{}", row.join(","));
                 }
                 continue;
@@ -79,6 +82,11 @@ pub fn render_csv(s: &SuiteResult) -> String {
             row.push(csv_field(
                 p.error.as_deref().or(r.error.as_deref()).unwrap_or(""),
             ));
+            row.push(
+                super::validity::of_phase(s, t, p)
+                    .map_or("", |v| v.verdict.word())
+                    .to_string(),
+            );
             let _ = writeln!(out, "{}", row.join(","));
         }
     }

@@ -20,3 +20,4 @@ pub mod server;
 pub mod summary;
 pub mod sysbench_text;
 pub mod tpcc_text;
+pub mod validity;

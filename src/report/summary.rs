@@ -1,6 +1,7 @@
 //! `summary.txt` (also what `spindle report show` prints): the targets, the doubts numbered,
 //! then the targets side by side per test with the ratio to the best one — the way the
 //! reference articles compare an SSD with an HDD — each figure with the numbers of its doubts,
+//! its steady state and its validity verdict (`report::validity`: the colour and the reasons),
 //! the two regimes of `[oltp.regimes]`, then failures and notes.
 
 use super::doubts::{steady_line, DoubtList};
@@ -211,6 +212,9 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
                 let _ = writeln!(w, "{}", line.trim_end());
                 if let Some(ss) = &r.steady_state {
                     let _ = writeln!(w, "  {:<10} {}", "", steady_line(ss));
+                }
+                if let Some(v) = super::validity::of_phase(s, t, p) {
+                    let _ = writeln!(w, "  {:<10} {}", "", v.line());
                 }
             }
             None => {
@@ -444,6 +448,38 @@ mod tests {
         );
         assert!(
             text.contains("  [1] ssd, hdd (fileio-rndrw-t1): measured for less than 30 s"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn each_result_has_a_validity_line_with_its_colour_and_reasons() {
+        let mut s = suite();
+        s.targets[0].filesystem = Some(crate::model::FilesystemRecord {
+            fs_type: "tmpfs".into(),
+            source: Some("tmpfs".into()),
+            in_ram: true,
+        });
+        let r = s.targets[1].phases[0].result.as_mut().unwrap();
+        if let crate::engine::Counters::Fileio(c) = &mut r.counters {
+            c.read_mib_per_s = 10.0;
+        }
+        let text = render_summary(&s);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("validity: "))
+            .collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].starts_with("validity: red — ")
+                && lines[0]
+                    .contains("in_ram (red): on tmpfs, a filesystem in RAM: not a disk figure."),
+            "{text}"
+        );
+        // the second target has no discovered disk: its link is not known, so not green
+        assert!(
+            lines[1].contains("link_ceiling (amber): not judged: link unknown"),
             "{text}"
         );
     }

@@ -88,6 +88,9 @@ pub enum Pattern {
     /// The run ended and some tests failed (summary.txt says which and why); the results wait
     /// for a stick.
     DoneWithFailures,
+    /// The run ended, no test failed, but some figures are judged red (`report::validity`:
+    /// faster than the link, in RAM, served from the page cache); the results wait for a stick.
+    DoneWithRedFigures,
     /// Something needs attention (a run failed, the stick's spindle.toml is invalid).
     Error,
     /// No eligible disk is attached.
@@ -97,6 +100,9 @@ pub enum Pattern {
     /// Results are on the stick, it is unmounted, and some tests failed: pull it and read
     /// summary.txt.
     SafeToRemoveWithFailures,
+    /// Results are on the stick, it is unmounted, no test failed but some figures are red:
+    /// pull it and read summary.txt (each figure's validity line says why).
+    SafeToRemoveWithRedFigures,
     /// The stick could not take the results; they stay on the SD card and are retried.
     StickProblem { problem: StickProblem },
 }
@@ -120,8 +126,10 @@ impl Pattern {
             Pattern::Copying,
             Pattern::Done,
             Pattern::DoneWithFailures,
+            Pattern::DoneWithRedFigures,
             Pattern::SafeToRemove,
             Pattern::SafeToRemoveWithFailures,
+            Pattern::SafeToRemoveWithRedFigures,
             Pattern::Error,
             Pattern::StickProblem {
                 problem: StickProblem::NotFound,
@@ -147,11 +155,17 @@ impl fmt::Display for Pattern {
             Pattern::DoneWithFailures => {
                 f.write_str("done, some tests failed (results wait for a stick)")
             }
+            Pattern::DoneWithRedFigures => {
+                f.write_str("done, some figures judged red (results wait for a stick)")
+            }
             Pattern::Error => f.write_str("error"),
             Pattern::NoDisks => f.write_str("no disks"),
             Pattern::SafeToRemove => f.write_str("safe to remove the stick"),
             Pattern::SafeToRemoveWithFailures => {
                 f.write_str("safe to remove the stick; some tests failed")
+            }
+            Pattern::SafeToRemoveWithRedFigures => {
+                f.write_str("safe to remove the stick; some figures judged red")
             }
             Pattern::StickProblem { problem: p } => write!(f, "stick problem: {p}"),
         }
@@ -277,9 +291,11 @@ pub fn schedule(pattern: Pattern) -> Schedule {
         Pattern::Copying => s(Signal::FAST, Signal::FAST, Off),
         Pattern::Done => s(On, Off, Signal::SLOW),
         Pattern::DoneWithFailures => s(On, Off, Signal::FAST),
+        Pattern::DoneWithRedFigures => s(On, Off, Signal::count(2)),
         Pattern::Error => s(Off, Off, On),
         Pattern::SafeToRemove => s(On, Off, Off),
         Pattern::SafeToRemoveWithFailures => s(On, Off, Signal::count(1)),
+        Pattern::SafeToRemoveWithRedFigures => s(On, Off, Signal::count(3)),
         Pattern::StickProblem { problem: p } => {
             s(Off, Off, Signal::count(problem_count(p) as usize))
         }

@@ -10,7 +10,7 @@ use crate::report::params;
 use std::fmt::Write as _;
 
 /// The CSV header.
-pub const HEADER: &str = "run_id,source,machine,disk_key,disk,target,test,family,comparable,params,status,metric,unit,value";
+pub const HEADER: &str = "run_id,source,machine,disk_key,disk,target,test,family,comparable,params,status,validity,metric,unit,value";
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
@@ -106,6 +106,9 @@ pub fn render(inputs: &[Loaded], c: &Comparison) -> String {
                     .to_string(),
                     field(&params::describe(r)),
                     field(p.status.as_str()),
+                    crate::report::validity::of_phase(s, t, p)
+                        .map_or("", |v| v.verdict.word())
+                        .to_string(),
                 ]
                 .join(",");
                 for (m, unit, v) in metrics(r) {

@@ -2,7 +2,9 @@
 //! per-family geometric means with wins/losses, then each test's bars and table, and the tests
 //! kept apart with the options that differ.
 
-use super::text::{doubt_lines, doubts_cell, median_cell, ratio_cell, runs_cell, summary_rows};
+use super::text::{
+    doubt_lines, doubts_cell, median_cell, ratio_cell, runs_cell, summary_rows, validity_cell,
+};
 use super::{Comparison, TestTable};
 use crate::report::html::page::{esc, num, page_end, page_start, table};
 use crate::report::html::svg::{self, Bar};
@@ -129,6 +131,7 @@ fn test_section(out: &mut String, c: &Comparison, t: &TestTable) {
                 num(esc(&median_cell(r))),
                 num(esc(&ratio_cell(c, r))),
                 num(esc(&doubts_cell(r))),
+                esc(&validity_cell(r)),
                 esc(&runs_cell(r)),
             ]
         })
@@ -141,6 +144,7 @@ fn test_section(out: &mut String, c: &Comparison, t: &TestTable) {
             "\u{1}Median ± half range",
             "\u{1}Ratio",
             "\u{1}Doubts",
+            "Validity",
             "Each run",
         ],
         &rows,

@@ -4,7 +4,8 @@
 //! baseline (a disk, or a run for a before/after view); results whose parameters differ from the
 //! baseline's are kept apart with the differing options named, never compared silently. Every
 //! figure keeps the doubts of the result it came from (`report::doubts`), numbered once for
-//! the whole comparison. The per-family geometric means and the wins/losses summarise it.
+//! the whole comparison, and its validity verdict (`report::validity`: the colour per run, and
+//! the reasons no doubt states among the doubts). The per-family geometric means and the wins/losses summarise it.
 //! [`compare`] is pure; the renderers are in [`text`], [`html`] and [`csv`].
 
 pub mod csv;
@@ -14,7 +15,7 @@ pub mod text;
 use super::metric::{self, Family};
 use super::params;
 use crate::model::load::Loaded;
-use crate::model::PhaseStatus;
+use crate::model::{Colour, PhaseResult, PhaseStatus, SuiteResult, TargetResult};
 use anyhow::bail;
 use serde_json::Value;
 
@@ -69,6 +70,8 @@ pub struct DiskRow {
     doubt_texts: Vec<(usize, String)>,
     /// The numbers (from 1) of the doubts about this row's figures, in [`Comparison::doubts`].
     pub doubts: Vec<usize>,
+    /// (run, verdict) of each figure (`report::validity`), in run order.
+    pub validity: Vec<(usize, Colour)>,
 }
 
 /// One doubt of the comparison and the figures it holds for.
@@ -136,8 +139,39 @@ struct Entry {
     ok: bool,
     fingerprint: Value,
     params: String,
-    /// The result's doubts (`report::doubts`).
+    /// The result's doubts (`report::doubts`), then the reasons of its validity verdict that
+    /// no doubt states (the link ceiling, the page cache at 2× RAM, USB trouble).
     doubts: Vec<String>,
+    validity: Option<Colour>,
+}
+
+/// The validity rules whose reasons a comparison lists beside the doubts (the other rules
+/// restate a doubt).
+const OWN_RULES: &[&str] = &["link_ceiling", "page_cache", "usb_trouble"];
+
+/// The doubts of phase `p` and its verdict.
+fn doubts_and_verdict(
+    s: &SuiteResult,
+    t: &TargetResult,
+    p: &PhaseResult,
+) -> (Vec<String>, Option<Colour>) {
+    use crate::report::doubts::{self, Kind};
+    let found = doubts::of_result(s, t, p);
+    // The page-cache doubt (under 1× RAM) already says what the rule (under 2×) would.
+    let cache_said = found.iter().any(|d| d.kind == Kind::PageCache);
+    let mut doubts: Vec<String> = found.into_iter().map(|d| d.text).collect();
+    let v = crate::report::validity::of_phase(s, t, p);
+    for r in v.iter().flat_map(|v| &v.reasons) {
+        if OWN_RULES.contains(&r.rule.as_str()) && !(cache_said && r.rule == "page_cache") {
+            doubts.push(format!(
+                "validity {} ({}): {}",
+                r.colour.word(),
+                r.rule,
+                r.text
+            ));
+        }
+    }
+    (doubts, v.map(|v| v.verdict))
 }
 
 fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
@@ -186,6 +220,7 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                     continue;
                 };
                 let m = metric::primary(r);
+                let (doubts, validity) = doubts_and_verdict(s, t, p);
                 entries.push(Entry {
                     run: ri,
                     disk: di,
@@ -196,10 +231,8 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                     ok: p.status == PhaseStatus::Ok && m.value > 0.0,
                     fingerprint: params::fingerprint(r),
                     params: params::describe(r),
-                    doubts: crate::report::doubts::of_result(s, t, p)
-                        .into_iter()
-                        .map(|d| d.text)
-                        .collect(),
+                    doubts,
+                    validity,
                 });
             }
         }
@@ -302,6 +335,10 @@ fn rows(variant: &[&Entry], baseline: Baseline) -> Vec<DiskRow> {
                     .flat_map(|e| e.doubts.iter().map(|d| (e.run, d.clone())))
                     .collect(),
                 doubts: vec![],
+                validity: mine
+                    .iter()
+                    .filter_map(|e| e.validity.map(|v| (e.run, v)))
+                    .collect(),
             }
         })
         .collect();

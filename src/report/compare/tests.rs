@@ -200,7 +200,55 @@ fn every_figure_keeps_its_doubts_numbered_once_for_the_comparison() {
         (ssd.doubts.clone(), hdd.doubts.clone()),
         (vec![1, 2], vec![2])
     );
-    assert!(text.contains(" 1,2     [1] 1000, [3] 1300"), "{text}");
+    assert!(
+        text.contains(" 1,2     amber    [1] 1000, [3] 1300"),
+        "{text}"
+    );
     let page = html::render(&c);
     assert!(page.contains("<li>[1] sds in runs 1, 3: the 1.0 GiB file set"));
+}
+
+#[test]
+fn each_figure_shows_its_verdict_per_run_and_the_reasons_no_doubt_states() {
+    // The same USB 2.0 disk twice: run 1 read 200 MiB/s (above the 57.2 MiB/s the link can
+    // carry at all: red), run 2 read 20 MiB/s.
+    let mut inputs = [run("r1", "ssd1", 1000.0, G), run("r2", "ssd1", 900.0, G)];
+    for (l, mib) in inputs.iter_mut().zip([200.0, 20.0]) {
+        let t = &mut l.suite.targets[0];
+        let d = t.disk.as_mut().unwrap();
+        d.transport = Some(crate::disk::Transport::Usb);
+        d.usb = Some(crate::disk::UsbInfo {
+            link_speed: Some(crate::disk::LinkSpeed(480.0)),
+            ..Default::default()
+        });
+        let r = t.phases[0].result.as_mut().unwrap();
+        if let Counters::Fileio(c) = &mut r.counters {
+            c.read_mib_per_s = mib;
+        }
+    }
+    let c = compare(&inputs, &[], Some("r1")).unwrap();
+    let row = &c.tests[0].rows[0];
+    assert_eq!(row.validity.iter().map(|v| v.1).max(), Some(Colour::Red));
+    assert_eq!(text::validity_cell(row).split(", ").count(), 2, "{row:?}");
+    assert!(
+        text::validity_cell(row).starts_with("[1] red, [2] "),
+        "{row:?}"
+    );
+    let text = text::render(&c);
+    assert!(
+        text.contains("validity red (link_ceiling): ") && text.contains("200"),
+        "{text}"
+    );
+    assert!(html::render(&c).contains("[1] red, [2] "));
+    let rows = csv::render(&inputs, &c);
+    // validity,metric,unit,value end each row (params before them hold commas).
+    assert!(csv::HEADER.ends_with(",validity,metric,unit,value"));
+    let verdicts: Vec<&str> = rows
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",score,"))
+        .map(|l| l.rsplit(',').nth(3).unwrap())
+        .collect();
+    assert_eq!(verdicts[0], "red", "{rows}");
+    assert_ne!(verdicts[1], "red", "{rows}");
 }

@@ -42,20 +42,38 @@ fn test_table(w: &mut String, c: &Comparison, t: &TestTable) {
     }
     let _ = writeln!(
         w,
-        "  {:<24} {:>4} {:>18} {:>20}  {:<7} runs",
-        "disk", "n", "median", "ratio", "doubts"
+        "  {:<24} {:>4} {:>18} {:>20}  {:<7} {:<8} runs",
+        "disk", "n", "median", "ratio", "doubts", "validity"
     );
     for r in &t.rows {
         let _ = writeln!(
             w,
-            "  {:<24} {:>4} {:>18} {:>20}  {:<7} {}",
+            "  {:<24} {:>4} {:>18} {:>20}  {:<7} {:<8} {}",
             c.disks[r.disk].label,
             r.n,
             median_cell(r),
             ratio_cell(c, r),
             doubts_cell(r),
+            validity_cell(r),
             runs_cell(r)
         );
+    }
+}
+
+/// The verdict of a row's figures: `green` when every run's is, else each run's
+/// (`[1] green, [2] red`); `-` for figures without one.
+pub(crate) fn validity_cell(r: &DiskRow) -> String {
+    match r.validity.first() {
+        None => "-".into(),
+        Some((_, first)) if r.validity.iter().all(|(_, v)| v == first) => first.word().into(),
+        Some(_) => {
+            let each: Vec<String> = r
+                .validity
+                .iter()
+                .map(|(run, v)| format!("[{}] {}", run + 1, v.word()))
+                .collect();
+            each.join(", ")
+        }
     }
 }
 

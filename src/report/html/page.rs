@@ -35,6 +35,7 @@ figure{margin:.6em 0 1em}figcaption{font-size:12px;color:#57606a}svg{width:100%;
 .ratios li{font-size:1.05em;margin:.2em 0}
 .doubts{border-left:4px solid #d4a72c;background:#fff8c5;padding:6px 14px;margin:.8em 0}
 .doubts li{margin:.2em 0}
+.v-green{color:#1a7f37}.v-amber{color:#9a6700}.v-red{color:#cf222e}
 ul.legend{list-style:none;padding:0;margin:2px 0 0;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px}
 .sw{display:inline-block;width:20px;height:0;vertical-align:middle;margin-right:5px}
 nav{font-size:13px}nav a{margin-right:10px}

@@ -272,3 +272,26 @@ fn a_short_run_shows_every_interval_or_says_it_was_too_short_for_a_time_series()
         "the page says why there is no chart"
     );
 }
+
+#[test]
+fn each_test_section_shows_the_validity_verdict_of_its_results() {
+    let mut ssd = target("ssd", 830.0);
+    ssd.filesystem = Some(crate::model::FilesystemRecord {
+        fs_type: "tmpfs".into(),
+        source: Some("tmpfs".into()),
+        in_ram: true,
+    });
+    let page = render_html(&suite(vec![target("hdd", 100.0), ssd]));
+    let tests = &page[page.find("id=\"tests\"").unwrap()..];
+    assert!(
+        tests.contains(
+            "ssd: validity: <b class=\"v-red\">red</b> — in_ram (red): on tmpfs, a filesystem in RAM: not a disk figure."
+        ),
+        "{tests}"
+    );
+    // hdd: a disk with no discovery record, so its link is not known: amber, not green
+    assert!(
+        tests.contains("hdd: validity: <b class=\"v-amber\">amber</b> — link_ceiling (amber): not judged: link unknown (the disk&#39;s discovery record is missing)"),
+        "{tests}"
+    );
+}

@@ -336,8 +336,19 @@ fn tpcc_types(out: &mut String, s: &SuiteResult, v: &TestView) {
     }
 }
 
-/// The doubts (numbered as in the answer), errors and notes of the rows, each once with the
-/// targets it applies to.
+/// `t` escaped; a validity line's verdict word coloured (`v-green`, `v-amber`, `v-red`).
+fn coloured(t: &str) -> String {
+    for c in ["green", "amber", "red"] {
+        let head = format!("validity: {c}");
+        if let Some(rest) = t.strip_prefix(&head) {
+            return format!("validity: <b class=\"v-{c}\">{c}</b>{}", esc(rest));
+        }
+    }
+    esc(t)
+}
+
+/// The doubts (numbered as in the answer), errors, steady state, validity verdict
+/// (`report::validity`) and notes of the rows, each once with the targets it applies to.
 fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList) {
     let mut items: Vec<(String, Vec<&str>)> = Vec::new();
     for r in &v.rows {
@@ -353,6 +364,8 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
             .as_ref()
             .and_then(|b| b.steady_state.as_ref());
         let steady = steady.map(steady_line);
+        let validity =
+            super::super::validity::of_phase(s, &s.targets[r.target], r.phase).map(|v| v.line());
         let texts = numbered
             .chain(
                 r.phase
@@ -362,6 +375,7 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
             )
             .chain(fit)
             .chain(steady)
+            .chain(validity)
             .chain(r.phase.notes.iter().cloned())
             .chain(r.phase.result.iter().flat_map(|b| b.notes.iter().cloned()));
         for t in texts {
@@ -376,7 +390,7 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
     }
     out.push_str("<ul class=\"small\">");
     for (t, who) in items {
-        let _ = write!(out, "<li>{}: {}</li>", esc(&who.join(", ")), esc(&t));
+        let _ = write!(out, "<li>{}: {}</li>", esc(&who.join(", ")), coloured(&t));
     }
     out.push_str("</ul>\n");
 }
