@@ -292,3 +292,53 @@ fn a_cliff_the_kernel_makes_at_one_gib_is_found_within_ten_percent() {
     drop(group);
     sh("umount", &[mnt.to_str().unwrap()]);
 }
+
+/// A target in RAM skips the phase saying why; a bad `[cliff]` value is refused before anything
+/// runs, naming `cliff.<key>` and the fix. No root needed.
+#[test]
+fn a_ram_target_skips_the_cliff_and_a_bad_key_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("bad.toml");
+    std::fs::write(&bad, "[cliff]\nsize = \"64G\"\ntime = 0\n").unwrap();
+    let o = common::spindle(&["suite", "--profile", bad.to_str().unwrap(), "--dry-run"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "a time of 0 is refused");
+    assert!(err.contains("cliff.time: is 0"), "{err}");
+    std::fs::write(&bad, "[cliff]\nsize = \"lots\"\ntime = 60\n").unwrap();
+    let o = common::spindle(&["suite", "--profile", bad.to_str().unwrap(), "--dry-run"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cliff.size: 'lots' is not a size"), "{err}");
+
+    let shm = Path::new("/dev/shm");
+    let on_tmpfs = std::fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .lines()
+        .any(|l| {
+            l.split_whitespace().take(3).collect::<Vec<_>>() == ["tmpfs", "/dev/shm", "tmpfs"]
+        });
+    assert!(on_tmpfs, "this test needs /dev/shm on tmpfs (a RAM target)");
+    let target = tempfile::tempdir_in(shm).unwrap();
+    let profile = d.path().join("cliff.toml");
+    std::fs::write(&profile, "[cliff]\nsize = \"1G\"\ntime = 5\n").unwrap();
+    let out = d.path().join("bundle");
+    let o = common::spindle(&[
+        "suite",
+        "--target",
+        target.path().to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(out.join("results.json"))
+        .unwrap_or_else(|_| panic!("no bundle: {}", String::from_utf8_lossy(&o.stderr)));
+    let r = SuiteResult::from_json(&text, "results.json").unwrap();
+    let p = r.targets[0]
+        .phases
+        .iter()
+        .find(|p| p.name == "fileio-cliff")
+        .expect("a fileio-cliff phase");
+    assert_eq!(p.status, PhaseStatus::Skipped, "{p:?}");
+    assert!(p.error.as_deref().unwrap_or("").contains("in RAM"), "{p:?}");
+    assert!(p.cliff.is_none());
+}

@@ -26,9 +26,7 @@ pub struct CliffProfile {
 /// Resolves `[cliff]`; an error is `(key, why and the fix)`.
 pub fn resolve(c: &CliffProfile) -> Result<SustainedConfig, (&'static str, String)> {
     let d = SustainedConfig::default();
-    let size = |k: &'static str, v: &str| {
-        crate::units::parse_size(v).map_err(|e| (k, format!("{e} (a size like 64G or 512M)")))
-    };
+    let size = |k: &'static str, v: &str| crate::units::parse_size(v).map_err(|e| (k, e));
     let max_bytes = size("size", &c.size)?;
     if max_bytes == 0 {
         return Err(("size", "is 0: write at least one request, e.g. 64G".into()));
