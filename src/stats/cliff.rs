@@ -55,6 +55,10 @@ pub struct CliffFinding {
     /// The mean speed over the whole series, MB/s.
     #[serde(default)]
     pub mean_mb_s: f64,
+    /// The series has fewer samples than two levels need (2 × `min_segment`): no cliff could
+    /// have been found, so none is claimed absent either.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub too_short: bool,
 }
 
 /// The detector's settings.
@@ -97,10 +101,17 @@ impl Cliff {
 }
 
 impl CliffFinding {
-    /// One line: `cliff at 1.00 GiB (12 s): 412 MB/s → 61 MB/s; second cliff at …` or
-    /// `no cliff up to 1.80 GiB (412 MB/s)`.
+    /// One line: `cliff at 1.00 GiB (12 s): 412 MB/s → 61 MB/s; second cliff at …`,
+    /// `no cliff up to 1.80 GiB (412 MB/s …)` or `too short to find a cliff: …`.
     pub fn describe(&self) -> String {
         match self.cliffs.as_slice() {
+            [] if self.too_short => format!(
+                "too short to find a cliff: {:.2} GiB in {:.0} s at {:.0} MB/s (a level must last {} s)",
+                self.written_bytes as f64 / GIB,
+                self.seconds,
+                self.mean_mb_s,
+                CliffRules::default().min_segment
+            ),
             [] => format!(
                 "no cliff up to {:.2} GiB ({:.0} MB/s over {:.0} s)",
                 self.written_bytes as f64 / GIB,
@@ -236,8 +247,10 @@ pub fn find_cliffs(samples: &[WriteSample], rules: &CliffRules) -> CliffFinding 
         } else {
             0.0
         },
+        too_short: false,
     };
     let (x, dur) = rates(samples);
+    finding.too_short = x.len() < 2 * rules.min_segment.max(1);
     let bounds = merge_small(&x, segment(&x, rules), rules.min_drop);
     let edges: Vec<usize> = std::iter::once(0)
         .chain(bounds.iter().copied())
@@ -422,7 +435,14 @@ mod tests {
     #[test]
     fn a_short_or_empty_series_has_no_cliff_and_a_cut_last_second_is_left_out() {
         assert!(find(&[]).cliffs.is_empty());
-        assert!(find(&[400.0, 400.0, 50.0]).cliffs.is_empty());
+        let short = find(&[400.0, 400.0, 50.0]);
+        assert!(short.cliffs.is_empty() && short.too_short);
+        assert!(
+            short.describe().starts_with("too short to find a cliff: "),
+            "{}",
+            short.describe()
+        );
+        assert!(!find(&[300.0; 10]).too_short);
         let mut s = series(&[300.0; 12]);
         s.push(WriteSample {
             t_s: 12.1,
