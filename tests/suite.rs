@@ -242,6 +242,14 @@ fn suite_as_a_normal_user() {
         "{}",
         cache.text
     );
+    // The block device's own counters say how little of what the test read reached it (the
+    // set was just written and, as a normal user, could not be dropped from the cache).
+    if let Some(io) = &phase(&r, "scratch", "fileio-seqrd-t4").device_io {
+        let dev = v.reasons.iter().find(|x| x.rule == "device_bytes");
+        let dev = dev.unwrap_or_else(|| panic!("{io:?} but no device_bytes reason: {}", v.line()));
+        assert_eq!(dev.colour, spindle::model::Colour::Red, "{}", dev.text);
+        assert!(dev.text.contains("came from a cache"), "{}", dev.text);
+    }
     // Not root: the page cache could not be dropped; the result records it and the page-cache
     // doubt says so.
     let p = phase(&r, "scratch", "fileio-seqrd-t4");

@@ -79,6 +79,9 @@ pub enum UsbEventKind {
     UsbReset,
     /// `USB disconnect, device number N`.
     UsbDisconnect,
+    /// The block layer gave up on a request: `I/O error, dev sda, sector …`, `critical medium
+    /// error, dev sda, …`, `Buffer I/O error on dev sda1, …` (any disk, USB or not).
+    IoError,
 }
 
 /// What a trouble line names: the disk (`sda`), its SCSI address, its SCSI host or USB port.
@@ -134,6 +137,35 @@ fn usb_port(msg: &str) -> Option<String> {
     ok.then(|| port.to_string())
 }
 
+/// The device an I/O error line names: `I/O error, dev sda, sector 8 op 0x0:(READ) …`
+/// (blk_update_request / blk_print_req_error), `critical medium error, dev sda, …`,
+/// `Buffer I/O error on dev sda1, logical block 0, …`.
+fn io_error_device(message: &str) -> Option<&str> {
+    let rest = ["I/O error, dev ", "medium error, dev ", "I/O error on dev "]
+        .iter()
+        .find_map(|k| message.split_once(k).map(|(_, r)| r))?;
+    let dev = rest.split([',', ' ']).next()?;
+    (!dev.is_empty()).then_some(dev)
+}
+
+/// `sda1` → `sda`, `nvme0n1p2` → `nvme0n1`, `mmcblk0p1` → `mmcblk0`; a whole disk (`sda`,
+/// `nvme0n1`, `mmcblk0`, `loop3`) as it is.
+fn whole_disk(dev: &str) -> &str {
+    let base = dev.trim_end_matches(|c: char| c.is_ascii_digit());
+    if base.len() == dev.len() {
+        return dev;
+    }
+    let numbered = |b: &str| b.ends_with(|c: char| c.is_ascii_digit());
+    if let Some(b) = base.strip_suffix('p').filter(|b| numbered(b)) {
+        return b;
+    }
+    let lettered = ["sd", "vd", "hd", "xvd"].iter().any(|p| dev.starts_with(p));
+    if lettered && !numbered(base) {
+        return base;
+    }
+    dev
+}
+
 /// Recognizes a USB storage trouble message.
 pub fn parse_usb_event(message: &str) -> Option<UsbEvent> {
     let kind = if message.contains("uas_eh_abort_handler") {
@@ -144,6 +176,14 @@ pub fn parse_usb_event(message: &str) -> Option<UsbEvent> {
         UsbEventKind::UsbReset
     } else if message.contains(": USB disconnect, device number ") {
         UsbEventKind::UsbDisconnect
+    } else if let Some(dev) = io_error_device(message) {
+        return Some(UsbEvent {
+            kind: UsbEventKind::IoError,
+            target: EventTarget {
+                disk: Some(whole_disk(dev).to_string()),
+                ..EventTarget::default()
+            },
+        });
     } else {
         return None;
     };
@@ -153,6 +193,7 @@ pub fn parse_usb_event(message: &str) -> Option<UsbEvent> {
             usb_port: Some(usb_port(message)?),
             ..EventTarget::default()
         },
+        UsbEventKind::IoError => unreachable!("returned above"),
     };
     Some(UsbEvent { kind, target })
 }
@@ -165,6 +206,8 @@ pub struct UsbTrouble {
     pub uas_resets: u64,
     pub usb_resets: u64,
     pub usb_disconnects: u64,
+    /// Requests the block layer failed (`UsbEventKind::IoError`).
+    pub io_errors: u64,
     /// The first few lines counted, as logged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
@@ -177,7 +220,7 @@ impl UsbTrouble {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.uas_errors() + self.usb_resets + self.usb_disconnects == 0
+        self.uas_errors() + self.usb_resets + self.usb_disconnects + self.io_errors == 0
     }
 
     /// `2 UAS aborts, 1 USB reset` (only what happened).
@@ -187,6 +230,7 @@ impl UsbTrouble {
             (self.uas_resets, "UAS device reset"),
             (self.usb_resets, "USB reset"),
             (self.usb_disconnects, "USB disconnect"),
+            (self.io_errors, "I/O error"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -205,6 +249,7 @@ impl UsbTrouble {
             UsbEventKind::UasReset => self.uas_resets += 1,
             UsbEventKind::UsbReset => self.usb_resets += 1,
             UsbEventKind::UsbDisconnect => self.usb_disconnects += 1,
+            UsbEventKind::IoError => self.io_errors += 1,
         }
         if self.examples.len() < EXAMPLES {
             self.examples.push(line.to_string());
@@ -455,6 +500,34 @@ mod tests {
         );
         let t = parse_log_line("[Mon Jun 10 06:13:20 2024] usb 2-1: x").unwrap();
         assert_eq!(t.message, "usb 2-1: x");
+    }
+
+    #[test]
+    fn io_errors_name_the_whole_disk() {
+        for (line, disk) in [
+            ("I/O error, dev sda, sector 2048 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2", "sda"),
+            ("critical medium error, dev sdb, sector 77 op 0x1:(WRITE) flags 0x0 phys_seg 1 prio class 2", "sdb"),
+            ("Buffer I/O error on dev sdc1, logical block 0, async page read", "sdc"),
+            ("I/O error, dev nvme0n1, sector 8 op 0x0:(READ)", "nvme0n1"),
+            ("Buffer I/O error on dev mmcblk0p2, logical block 9, lost async page write", "mmcblk0"),
+            ("I/O error, dev loop3, sector 0 op 0x1:(WRITE)", "loop3"),
+        ] {
+            let ev = parse_usb_event(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(ev.kind, UsbEventKind::IoError, "{line}");
+            assert_eq!(ev.target.disk.as_deref(), Some(disk), "{line}");
+        }
+        let keys = [DiskKeys {
+            name: "sdb".into(),
+            ..DiskKeys::default()
+        }];
+        let recs = parse_kernel_log(
+            "[  40.0] critical medium error, dev sdb, sector 77 op 0x1:(WRITE) flags 0x0\n\
+             [  41.0] I/O error, dev sda, sector 1 op 0x0:(READ)\n",
+        );
+        let c = count_usb_trouble(&recs, &keys);
+        assert_eq!(c.of("sdb").io_errors, 1);
+        assert_eq!(c.of("sdb").describe(), "1 I/O error");
+        assert_eq!(c.other.io_errors, 1);
     }
 
     #[test]

@@ -156,21 +156,4 @@ fn check_files(cfg: &FileioConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The logical block size of the block device holding `dir`, from sysfs.
-pub fn logical_block_size(dir: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(dir).ok()?.dev();
-    let (maj, min) = (libc::major(dev), libc::minor(dev));
-    let base = std::path::PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
-    for p in [
-        base.join("queue/logical_block_size"),
-        base.join("../queue/logical_block_size"),
-    ] {
-        if let Ok(t) = std::fs::read_to_string(&p) {
-            if let Ok(v) = t.trim().parse() {
-                return Some(v);
-            }
-        }
-    }
-    None
-}
+pub use crate::sys::blockdev::logical_block_size;

@@ -188,6 +188,10 @@ pub struct PhaseResult {
     /// the suite ran several (`[mysqld] flavors`); the phase's name ends with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// fileio phases: what the block device under the files read and wrote over the run
+    /// (its `stat` counters before and after), to tell bytes that reached it from a cache's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_io: Option<crate::sys::blockdev::Counters>,
     /// The validity verdict of `result` (schema 5; `report::validity` computes it for older
     /// documents when they are read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -212,6 +216,7 @@ impl PhaseResult {
             cliff: None,
             server_io: None,
             server: None,
+            device_io: None,
             validity: None,
         }
     }

@@ -16,7 +16,9 @@
 //! | `link_ceiling` | red / amber / amber (not judged) | a fileio MiB/s figure above what the disk's negotiated link can carry at all (red: [`USB_CEILINGS`], [`SD_CEILINGS`]), above what the protocol carries in practice (amber), or no link known (amber: "not judged") |
 //! | `in_ram` | red | the target's filesystem is in RAM (statfs: tmpfs, ramfs, zram); the link and page-cache rules then do not apply |
 //! | `page_cache` | red (reads) / amber (writes only) | fileio without O_DIRECT (or with mmap) on a file set under [`CACHE_FACTOR`] × the host's RAM; amber "not judged" when the RAM is unknown |
+//! | `device_bytes` | red / amber / amber (not judged) | a fileio read figure of which under [`DEVICE_RED`] (red) or [`DEVICE_AMBER`] (amber) of the bytes reached the block device over the phase (`PhaseResult::device_io`); a write figure under half (amber); no counters recorded (amber: "not judged") |
 //! | `power` | amber | throttling or under-voltage reported (`report::health`); on a Pi where neither was read: amber "not judged" |
+//! | `io_errors` | red | I/O errors of the target's disk in the kernel log while it ran (`I/O error, dev sda`, `critical medium error`, `Buffer I/O error on dev sda1`), the lines quoted |
 //! | `usb_trouble` | amber | UAS aborts, UAS resets, USB resets or disconnects of the target's USB disk in the kernel log (the lines quoted); amber "not judged" when the log could not be read |
 //! | `steady_state` | amber | no steady state by the result's criterion, one left, or none judged |
 //! | doubts not covered above | amber | see [`DOUBT_COLOURS`] |
@@ -27,7 +29,7 @@
 //! "not judged", never a silent green.
 
 use super::doubts::{self, Kind};
-use crate::disk::kernel_log::UsbTroubleCount;
+use crate::disk::kernel_log::{parse_usb_event, UsbEventKind, UsbTrouble, UsbTroubleCount};
 use crate::disk::{LinkSpeed, Transport};
 use crate::engine::Counters;
 use crate::model::{BenchResult, PhaseResult, SuiteResult, TargetResult, TestOptions};
@@ -239,8 +241,10 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<V
     } else {
         out.extend(link_ceiling(t, r));
         out.extend(page_cache(s, r));
+        out.extend(device_bytes(p, r));
     }
     out.extend(power(t));
+    out.extend(io_errors(t));
     out.extend(usb_trouble(t));
     out.extend(steady(r));
     for d in doubts::of_result(s, t, p) {
@@ -396,6 +400,42 @@ fn power(t: &TargetResult) -> Option<Reason> {
 }
 
 /// USB trouble of the target's USB disk in the kernel log, with the lines recorded.
+/// The lines, quoted: ` ("…"; "…")`, or nothing.
+fn quoted<'a>(lines: impl Iterator<Item = &'a String>) -> String {
+    let l: Vec<&str> = lines.map(|l| l.trim()).collect();
+    if l.is_empty() {
+        return String::new();
+    }
+    format!(" (\"{}\")", l.join("\"; \""))
+}
+
+fn is_io_error(line: &str) -> bool {
+    parse_usb_event(line).is_some_and(|e| e.kind == UsbEventKind::IoError)
+}
+
+/// Requests the block layer failed on the target's disk while it ran: red, with the lines.
+fn io_errors(t: &TargetResult) -> Option<Reason> {
+    let d = t.disk.as_ref()?;
+    let Some(UsbTroubleCount::Counted(c)) = &t.usb_trouble else {
+        return None;
+    };
+    let u = c.of(&d.name);
+    if u.io_errors == 0 {
+        return None;
+    }
+    let lines = quoted(u.examples.iter().filter(|l| is_io_error(l)));
+    Some(reason(
+        "io_errors",
+        Colour::Red,
+        format!(
+            "the kernel logged {} I/O error{} on {} while the target ran{lines}: the disk failed requests; its figures are not a working disk's.",
+            u.io_errors,
+            if u.io_errors == 1 { "" } else { "s" },
+            d.name
+        ),
+    ))
+}
+
 fn usb_trouble(t: &TargetResult) -> Option<Reason> {
     let d = t.disk.as_ref().filter(|d| d.usb.is_some())?;
     let c = match &t.usb_trouble {
@@ -415,22 +455,15 @@ fn usb_trouble(t: &TargetResult) -> Option<Reason> {
             ))
         }
     };
-    let u = c.of(&d.name);
+    // I/O errors are their own rule (`io_errors`, any disk).
+    let u = UsbTrouble {
+        io_errors: 0,
+        ..c.of(&d.name)
+    };
     if u.is_empty() {
         return None;
     }
-    let lines = if u.examples.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (\"{}\")",
-            u.examples
-                .iter()
-                .map(|l| l.trim())
-                .collect::<Vec<_>>()
-                .join("\"; \"")
-        )
-    };
+    let lines = quoted(u.examples.iter().filter(|l| !is_io_error(l)));
     Some(reason(
         "usb_trouble",
         Colour::Amber,
@@ -443,6 +476,56 @@ fn usb_trouble(t: &TargetResult) -> Option<Reason> {
 }
 
 /// No steady state, one left, or none judged.
+/// Below this share of the test's bytes reaching the device a figure is red, below
+/// [`DEVICE_AMBER`] amber.
+pub const DEVICE_RED: f64 = 0.5;
+pub const DEVICE_AMBER: f64 = 0.9;
+
+/// A fileio result's bytes against what the block device under its files moved over the phase
+/// (`device_io`: the device's own `stat` counters). Reads that never reached the device came
+/// from a cache. The counters also count other programs' I/O on that device, so only a
+/// shortfall is judged.
+fn device_bytes(p: &PhaseResult, r: &BenchResult) -> Option<Reason> {
+    let Counters::Fileio(c) = &r.counters else {
+        return None;
+    };
+    let bytes = |mib_s: f64| mib_s * 1_048_576.0 * r.measurement.total_time_s;
+    let (read, written) = (bytes(c.read_mib_per_s), bytes(c.written_mib_per_s));
+    if read < 1_048_576.0 && written < 1_048_576.0 {
+        return None;
+    }
+    let Some(d) = &p.device_io else {
+        return Some(reason(
+            "device_bytes",
+            Colour::Amber,
+            "not judged: the block device's counters were not recorded over the phase (no block device under the files, or an older spindle).".into(),
+        ));
+    };
+    let size = |b: f64| human_size(b as u64);
+    if read >= 1_048_576.0 {
+        let share = d.read_bytes as f64 / read;
+        if share < DEVICE_AMBER {
+            let colour = if share < DEVICE_RED {
+                Colour::Red
+            } else {
+                Colour::Amber
+            };
+            return Some(reason("device_bytes", colour, format!(
+                "the test read {} but {} read {} over the phase ({:.0} %, its /sys/block stat counters): the rest came from a cache.",
+                size(read), d.device, size(d.read_bytes as f64), share * 100.0
+            )));
+        }
+    }
+    let share = d.written_bytes as f64 / written;
+    if read < 1_048_576.0 && share < DEVICE_RED {
+        return Some(reason("device_bytes", Colour::Amber, format!(
+            "the test wrote {} but only {} reached {} over the phase ({:.0} %, its /sys/block stat counters): the rest waited in the page cache.",
+            size(written), size(d.written_bytes as f64), d.device, share * 100.0
+        )));
+    }
+    None
+}
+
 fn steady(r: &BenchResult) -> Option<Reason> {
     let Some(st) = &r.steady_state else {
         return Some(reason(
@@ -518,12 +601,56 @@ mod tests {
         s
     }
 
+    /// Rates of `read` and `written` MiB/s, every byte of them counted by the device.
     fn set_rates(s: &mut SuiteResult, read: f64, written: f64) {
-        let r = s.targets[0].phases[0].result.as_mut().unwrap();
+        let p = &mut s.targets[0].phases[0];
+        let r = p.result.as_mut().unwrap();
         if let Counters::Fileio(c) = &mut r.counters {
             c.read_mib_per_s = read;
             c.written_mib_per_s = written;
         }
+        let secs = r.measurement.total_time_s;
+        p.device_io = Some(crate::sys::blockdev::Counters {
+            device: "sda1".into(),
+            read_bytes: (read * secs) as u64 * (1 << 20),
+            written_bytes: (written * secs) as u64 * (1 << 20),
+        });
+    }
+
+    #[test]
+    fn reads_the_device_did_not_see_came_from_a_cache() {
+        // 300 MiB/s for 60 s = 17.6 GiB read by the test.
+        let mut s = clean();
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.read_bytes = 3 << 30;
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("device_bytes", Colour::Red)]);
+        assert_eq!(
+            v.reasons[0].text,
+            "the test read 17.6 GiB but sda1 read 3.0 GiB over the phase (17 %, its /sys/block stat counters): the rest came from a cache."
+        );
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.read_bytes = 14 << 30; // 80 %
+        assert_eq!(rules(&verdict(&s)), [("device_bytes", Colour::Amber)]);
+        // Other programs' reads on the same device only add: more than the test read is fine.
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.read_bytes = 40 << 30;
+        assert!(verdict(&s).reasons.is_empty());
+        // Writes: amber only when under half reached the device during the phase.
+        set_rates(&mut s, 0.0, 100.0);
+        let io = s.targets[0].phases[0].device_io.as_mut().unwrap();
+        io.written_bytes /= 4;
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("device_bytes", Colour::Amber)]);
+        assert!(
+            v.reasons[0].text.contains("waited in the page cache"),
+            "{v:?}"
+        );
+        // Not recorded: said, amber.
+        s.targets[0].phases[0].device_io = None;
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("device_bytes", Colour::Amber)]);
+        assert!(v.reasons[0].text.starts_with("not judged"), "{v:?}");
     }
 
     fn set_link(s: &mut SuiteResult, mb: f64) {
@@ -685,6 +812,43 @@ mod tests {
             c.extra_flags.direct = true;
         }
         assert_eq!(verdict(&s).verdict, Colour::Green);
+    }
+
+    #[test]
+    fn io_errors_of_the_targets_disk_are_red_with_the_lines() {
+        let mut s = clean();
+        let mut c = TroubleCount::default();
+        let line = "critical medium error, dev sda, sector 77 op 0x1:(WRITE) flags 0x0";
+        c.disks.insert(
+            "sda".into(),
+            UsbTrouble {
+                io_errors: 2,
+                usb_resets: 1,
+                examples: vec![
+                    line.into(),
+                    "usb 2-1: reset SuperSpeed USB device number 2 using xhci_hcd".into(),
+                ],
+                ..Default::default()
+            },
+        );
+        s.targets[0].usb_trouble = Some(UsbTroubleCount::Counted(c));
+        let v = verdict(&s);
+        assert_eq!(v.verdict, Colour::Red);
+        assert_eq!(
+            rules(&v),
+            [("io_errors", Colour::Red), ("usb_trouble", Colour::Amber)]
+        );
+        assert_eq!(
+            v.reasons[0].text,
+            format!("the kernel logged 2 I/O errors on sda while the target ran (\"{line}\"): the disk failed requests; its figures are not a working disk's.")
+        );
+        assert!(
+            v.reasons[1].text.starts_with(
+                "the kernel logged 1 USB reset for sda while the target ran (\"usb 2-1: reset"
+            ),
+            "{}",
+            v.reasons[1].text
+        );
     }
 
     #[test]

@@ -173,7 +173,10 @@ fn fileio_run(
     if ctx.opts.profile.fileio[set].drop_caches {
         pr.caches_dropped = Some(crate::sys::drop_caches());
     }
+    let before = crate::sys::blockdev::Counters::of_dir(&cfg.dir);
     let m = fileio::run(&cfg, ctx.controller, ctx.chatter)?;
+    let after = crate::sys::blockdev::Counters::of_dir(&cfg.dir);
+    pr.device_io = before.zip(after).map(|(b, a)| b.until(&a));
     if mode == TestMode::Seqwr {
         // seqwr truncates and rewrites the files; give later modes full files again.
         let again = fileio_config(ctx, run, set, None, 1);

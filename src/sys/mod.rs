@@ -2,6 +2,7 @@
 //! use fixture trees (`SysRoot`), the one runner all shell-outs go through, signals, and the
 //! system state recorded with results.
 
+pub mod blockdev;
 pub mod clock;
 pub mod fs;
 pub mod host;
