@@ -264,6 +264,12 @@ fn a_cliff_the_kernel_makes_at_one_gib_is_found_within_ten_percent() {
         error * 100.0,
         rec.summary_line()
     );
+    let series: Vec<String> = rec
+        .samples
+        .iter()
+        .map(|s| format!("{:.2}s:{:.0}MB", s.t_s, s.bytes as f64 / 1e6))
+        .collect();
+    eprintln!("the series: {}", series.join(" "));
     assert!(error.abs() <= 0.10, "{:+.1} % off", error * 100.0);
     let near = |mb_s: f64, bps: u64| (mb_s - bps as f64 / 1e6).abs() <= 0.2 * bps as f64 / 1e6;
     assert!(near(c.before_mb_s, CACHE_BPS), "{c:?}");

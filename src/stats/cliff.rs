@@ -265,7 +265,7 @@ pub fn find_cliffs(samples: &[WriteSample], rules: &CliffRules) -> CliffFinding 
         if after >= before || recovers {
             continue;
         }
-        let (at_bytes, at_s) = position(&x, &dur, k, before, after);
+        let (at_bytes, at_s) = position(&x, &dur, (edges[i], k, edges[i + 2]));
         finding.cliffs.push(Cliff {
             at_bytes,
             at_s,
@@ -279,23 +279,43 @@ pub fn find_cliffs(samples: &[WriteSample], rules: &CliffRules) -> CliffFinding 
     finding
 }
 
-/// Where the fall at boundary `k` happened (bytes, seconds): inside the boundary sample that lies
-/// between the two levels, in the ratio its rate implies; else at the boundary.
-fn position(x: &[f64], dur: &[f64], k: usize, before: f64, after: f64) -> (u64, f64) {
-    let span = before - after;
+/// A level and its spread, robustly: the median of `x` and 1.4826 × its median absolute
+/// deviation (σ for normal noise), at least 1 % of the level.
+fn level(x: &[f64]) -> (f64, f64) {
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let m = median(&mut x.to_vec());
+    let mad = median(&mut x.iter().map(|v| (v - m).abs()).collect());
+    (m, (1.4826 * mad).max(0.01 * m.abs()))
+}
+
+/// Where the fall at boundary `k` (segments `a..k` and `k..b`) happened, in bytes and seconds:
+/// inside the boundary sample that lies between the two levels, in the ratio its rate implies;
+/// else at the boundary. The levels are the segments' medians without the two boundary samples,
+/// and of those two the one further from its own level, in units of that level's spread, is the
+/// sample the fall is in — so a slow second just before a fall inside the next is not taken
+/// for it.
+fn position(x: &[f64], dur: &[f64], (a, k, b): (usize, usize, usize)) -> (u64, f64) {
+    let inner = |from: usize, to: usize| if to - from > 1 { (from, to) } else { (a, b) };
+    let (fa, fb) = inner(a, k - 1);
+    let (sa, sb) = inner(k + 1, b);
+    let (fast, fast_spread) = level(&x[fa..fb]);
+    let (slow, slow_spread) = level(&x[sa..sb]);
     let cum_bytes = |i: usize| -> f64 { (0..i).map(|j| x[j] * dur[j]).sum() };
     let cum_s = |i: usize| -> f64 { dur[..i].iter().sum() };
-    // How far each candidate lies from its own segment's level towards the other.
-    let last_fast = (before - x[k - 1]) / span;
-    let first_slow = (x[k] - after) / span;
-    let mixed = if last_fast >= first_slow { k - 1 } else { k };
-    if last_fast.max(first_slow) <= 0.0 {
+    let span = fast - slow;
+    let last_fast = (fast - x[k - 1]) / fast_spread;
+    let first_slow = (x[k] - slow) / slow_spread;
+    if span <= 0.0 || last_fast.max(first_slow) <= 0.0 {
         return (cum_bytes(k) as u64, cum_s(k));
     }
+    let mixed = if last_fast >= first_slow { k - 1 } else { k };
     // The share of the mixed sample's time spent at the fast level.
-    let f = ((x[mixed] - after) / span).clamp(0.0, 1.0);
+    let f = ((x[mixed] - slow) / span).clamp(0.0, 1.0);
     let t = f * dur[mixed];
-    ((cum_bytes(mixed) + t * before) as u64, cum_s(mixed) + t)
+    ((cum_bytes(mixed) + t * fast) as u64, cum_s(mixed) + t)
 }
 
 #[cfg(test)]
@@ -365,6 +385,20 @@ mod tests {
             "{c:?}"
         );
         assert!((c.at_s - 10.25).abs() < 0.05, "{c:?}");
+    }
+
+    #[test]
+    fn a_slow_second_before_a_fall_inside_the_next_does_not_move_the_fall() {
+        // 150 MB/s with a hiccup (120) in the last fast second, then a second that fell a
+        // twelfth of the way in (34 = 150/12 + 25 × 11/12 ≈ 35.4), then 25 MB/s.
+        let mut r = noisy(150.0, 6, 0.01, 17);
+        r.push(120.0);
+        r.push(150.0 / 12.0 + 25.0 * 11.0 / 12.0);
+        r.extend(noisy(25.0, 14, 0.005, 18));
+        let c = find(&r).cliffs[0];
+        let expected = (r[..7].iter().sum::<f64>() + 150.0 / 12.0) * MB;
+        let error = (c.at_bytes as f64 - expected) / expected;
+        assert!(error.abs() < 0.005, "{:+.2} %: {c:?}", error * 100.0);
     }
 
     #[test]
