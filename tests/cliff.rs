@@ -189,7 +189,18 @@ fn a_cliff_the_kernel_makes_at_one_gib_is_found_within_ten_percent() {
     let kind = require_blk_throttle();
     let d = tempfile::tempdir().unwrap();
     let disk = LoopDevice::new(d.path(), "cliff", 3072);
-    sh("mkfs.ext4", &["-q", "-F", disk.dev()]);
+    // No lazy initialisation: ext4lazyinit would zero inode tables in the background while the
+    // test counts the device's written bytes (tens of MB, unthrottled, in no test's control).
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+            disk.dev(),
+        ],
+    );
     let mnt = d.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     sh("mount", &[disk.dev(), mnt.to_str().unwrap()]);
