@@ -569,6 +569,7 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
         status: RunStatus::Running,
         profile: Default::default(),
         environment: None,
+        governor: None,
         // the first disk mid-fileio, the second prepared and not reached
         targets: vec![
             target(

@@ -488,3 +488,16 @@ fn pi5_debian_kernel_rp1_controllers_below_the_pci_function() {
         "{table}"
     );
 }
+
+#[test]
+fn sd_cards_record_the_bus_mode_debugfs_names() {
+    // The timing spec of /sys/kernel/debug/mmc0/ios: DDR50 on the Pi 4, SDR104 on the Pi 5.
+    let pi4 = disks("pi4-usb3", true);
+    assert_eq!(pi4["mmcblk0"].sd_timing.as_deref(), Some("sd uhs DDR50"));
+    assert_eq!(pi4["sda"].sd_timing, None, "a USB disk has no SD bus");
+    let pi5 = disks("pi5-debian-usb3", true);
+    assert_eq!(pi5["mmcblk0"].sd_timing.as_deref(), Some("sd uhs SDR104"));
+    // Without debugfs (not root, not mounted) the mode is not read, and says nothing.
+    let pi4_boot = disks("pi4-usb-boot", true);
+    assert!(pi4_boot.values().all(|d| d.sd_timing.is_none()));
+}

@@ -162,6 +162,11 @@ fn suite_on_a_directory_writes_a_complete_bundle() {
     assert_eq!(options["statements"], "tpcc-mysql", "{options}");
     let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
     assert!(summary.contains("tpcc-mysql statements"), "{summary}");
+    // TPC-C as HammerDB and go-tpc print it: NOPM and the efficiency beside TpmC.
+    assert!(
+        summary.contains("NOPM ") && summary.contains("% of 12.86 TpmC per warehouse"),
+        "{summary}"
+    );
     // Sensors this machine lacks are "not measured" with the reason, never "none reported";
     // the probe is kept in the result.
     let sensors = r.targets[0].state_before.as_ref().unwrap().sensors.clone();
@@ -177,6 +182,10 @@ fn suite_on_a_directory_writes_a_complete_bundle() {
     assert!(
         page.contains("tpcc-mysql statements"),
         "report.html names the shape"
+    );
+    assert!(
+        page.contains("TpmC, NOPM "),
+        "report.html gives NOPM beside TpmC"
     );
     // Nothing of the work is left in the target, and no server is left running.
     assert_eq!(

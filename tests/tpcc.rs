@@ -493,6 +493,8 @@ async fn pasted_tpcc_start_line(srv: &TestServer) {
         " in 4 sec.\n",
         "<spindle: response times per type>",
         "tpmTotal",
+        "           NOPM: ",
+        "     efficiency: ",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }

@@ -185,6 +185,27 @@ fn kernel_partitions(root: &SysRoot, view: &SystemView, sys: &str) -> Vec<Partit
     parts
 }
 
+/// The bus mode of the MMC host above `sys_path` (`…/mmc_host/mmc0/mmc0:aaaa/block/mmcblk0`):
+/// the name in parentheses on the `timing spec:` line of debugfs's `mmc0/ios`.
+fn sd_timing(root: &SysRoot, sys_path: &str) -> Option<String> {
+    let host = sys_path.split('/').find(|c| {
+        c.strip_prefix("mmc")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })?;
+    let ios = root
+        .read_string(format!("/sys/kernel/debug/{host}/ios"))
+        .ok()?;
+    parse_ios_timing(&ios)
+}
+
+/// `timing spec:\t6 (sd uhs SDR104)` → `sd uhs SDR104`.
+fn parse_ios_timing(ios: &str) -> Option<String> {
+    let line = ios.lines().find_map(|l| l.strip_prefix("timing spec:"))?;
+    let (_, name) = line.split_once('(')?;
+    let name = name.strip_suffix(')')?.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
 fn read_disk(root: &SysRoot, view: &SystemView, name: &str) -> Disk {
     let sys = format!("/sys/block/{name}");
     let mut d = Disk {
@@ -222,6 +243,9 @@ fn read_disk(root: &SysRoot, view: &SystemView, name: &str) -> Disk {
         .unwrap_or_default();
     d.usb = d.sysfs_path.as_ref().and_then(|p| usb_info(root, p));
     d.transport = Some(transport_of(name, &sys_path, d.usb.is_some()));
+    if d.transport == Some(Transport::Mmc) {
+        d.sd_timing = sd_timing(root, &sys_path);
+    }
 
     let udev = udev_data(root, d.dev.as_deref());
     identify(root, &mut d, &udev, &attr);
@@ -590,6 +614,9 @@ mod tests {
             Transport::Usb
         );
         assert_eq!(transport_of("mmcblk0", "", false), Transport::Mmc);
+        let ios = "clock:\t\t50000000 Hz\nbus width:\t2 (4 bits)\ntiming spec:\t6 (sd uhs SDR104)\nsignal voltage:\t1 (1.80 V)\n";
+        assert_eq!(parse_ios_timing(ios).as_deref(), Some("sd uhs SDR104"));
+        assert_eq!(parse_ios_timing("timing spec:\t2\n"), None);
         assert_eq!(transport_of("loop0", "", false), Transport::Loop);
         assert_eq!(transport_of("vda", "", false), Transport::Virtio);
         assert_eq!(transport_of("weird", "", false), Transport::Other);

@@ -180,6 +180,11 @@ pub struct Disk {
     /// A mounted filesystem of this disk has a `spindle/` folder at its root (results stick marker).
     pub stick_marker: bool,
     pub usb: Option<UsbInfo>,
+    /// SD cards and eMMC: the bus mode the host negotiated, as the kernel names it
+    /// (`sd uhs SDR104`, `sd high-speed`; `timing spec` of `/sys/kernel/debug/mmcN/ios`, which
+    /// needs debugfs and root). Absent when not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd_timing: Option<String>,
     /// Loop devices: the backing file.
     pub backing_file: Option<PathBuf>,
     /// The device's directory in sysfs (`/sys/devices/…/block/sda`).

@@ -108,6 +108,34 @@ pub struct TpccCounters {
     pub errors_by_code: std::collections::BTreeMap<String, u64>,
 }
 
+/// The most TpmC one warehouse can give under the TPC-C specification's keying and think
+/// times (TPC-C 5.11, §4.2: each warehouse's 10 terminals): the denominator of HammerDB's and
+/// go-tpc's efficiency.
+pub const TPMC_PER_WAREHOUSE: f64 = 12.86;
+
+impl TpccCounters {
+    /// Committed New-Orders per minute — HammerDB's NOPM, which counts the orders the database
+    /// took: TpmC less the intended 1 % rollbacks (tpcc-mysql counts those in TpmC).
+    pub fn nopm(&self) -> f64 {
+        let Some(n) = self.per_type.first() else {
+            return self.tpmc;
+        };
+        let done = n.success + n.late;
+        if done == 0 {
+            return 0.0;
+        }
+        self.tpmc * done.saturating_sub(n.rollbacks) as f64 / done as f64
+    }
+
+    /// TpmC over the specification's ceiling for the warehouses (percent): above 100 % a run
+    /// without think times (as spindle, tpcc-mysql and go-tpc run) asks more of the database
+    /// than the specification lets terminals ask.
+    pub fn efficiency_pct(&self) -> Option<f64> {
+        (self.warehouses > 0)
+            .then(|| self.tpmc / (TPMC_PER_WAREHOUSE * self.warehouses as f64) * 100.0)
+    }
+}
+
 /// One transaction type of a TPC-C run. Times in milliseconds, wall clock, from the first try
 /// to the commit (retries included).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -217,4 +245,30 @@ pub enum IntervalRates {
         #[serde(default)]
         reconnects: u64,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nopm_leaves_out_the_intended_rollbacks_and_efficiency_is_over_12_86_per_warehouse() {
+        let c = TpccCounters {
+            warehouses: 2,
+            tpmc: 1000.0,
+            per_type: vec![TpccTypeCounters {
+                name: "new_order".into(),
+                success: 950,
+                late: 50,
+                rollbacks: 10,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert!((c.nopm() - 990.0).abs() < 1e-9);
+        let e = c.efficiency_pct().unwrap();
+        assert!((e - 1000.0 / 25.72 * 100.0).abs() < 1e-9, "{e}");
+        let none = TpccCounters::default();
+        assert_eq!((none.nopm(), none.efficiency_pct()), (0.0, None));
+    }
 }

@@ -151,6 +151,7 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
             toml: String::new(),
         },
         environment: None,
+        governor: None,
         targets: vec![TargetResult {
             phases: vec![PhaseResult {
                 seconds: r.total_time_s,

@@ -52,6 +52,10 @@ pub struct SuiteResult {
     /// The machine and the target disks (board, kernel, USB bridges, drivers, quirks).
     #[serde(default)]
     pub environment: Option<crate::disk::facts::Environment>,
+    /// The CPU frequency governor before and during the run (`sys::governor`: spindle pins
+    /// `performance`); absent on a machine without cpufreq.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<crate::sys::governor::GovernorRecord>,
     pub targets: Vec<TargetResult>,
     /// Disks that were found but not benchmarked, with the reason.
     pub skipped: Vec<Skipped>,
@@ -304,6 +308,7 @@ pub mod tests_support {
                 ..ProfileRecord::default()
             },
             environment: None,
+            governor: None,
             targets: vec![target("ssd", fast), target("hdd", slow)],
             skipped: vec![Skipped {
                 device: "/dev/sdc".into(),

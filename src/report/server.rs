@@ -137,6 +137,7 @@ mod tests {
             status: crate::model::RunStatus::Complete,
             profile: Default::default(),
             environment: None,
+            governor: None,
             skipped: vec![],
             targets: vec![
                 target(

@@ -69,6 +69,9 @@ fn header(w: &mut String, s: &SuiteResult) {
             .map(|m| format!(", {m}"))
             .unwrap_or_default()
     );
+    if let Some(g) = &s.governor {
+        let _ = writeln!(w, "CPU governor: {}", super::validity::governor_line(g));
+    }
     let _ = writeln!(
         w,
         "run: {}  started {}  finished {}  status: {}",
@@ -210,6 +213,9 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
                     t.name, f.primary, f.secondary, f.p95_ms, f.p99_ms, ratio
                 );
                 let _ = writeln!(w, "{}", line.trim_end());
+                if let crate::engine::Counters::Tpcc(c) = &r.counters {
+                    let _ = writeln!(w, "  {:<10} {}", "", super::tpcc_text::nopm_line(c));
+                }
                 if let Some(ss) = &r.steady_state {
                     let _ = writeln!(w, "  {:<10} {}", "", steady_line(ss));
                 }

@@ -8,6 +8,7 @@
 //! One deliberate difference: "late" means at or above the response-time limit in *seconds*
 //! (TPC-C's 5/5/5/80/20 s); tpcc-mysql compares those numbers with milliseconds.
 
+use crate::engine::measurement::TPMC_PER_WAREHOUSE;
 use crate::engine::{Counters, IntervalRates, IntervalSample, TpccCounters};
 use crate::model::BenchResult;
 use crate::tpcc::{CheckReport, CheckStatus, NewOrderRecord, Statements, TpccConfig, TxKind};
@@ -230,6 +231,18 @@ fn constraint_check(c: &TpccCounters) -> String {
 }
 
 /// What tpcc-mysql does not print.
+/// `NOPM 1,234.5, efficiency 960.0 % of 12.86 TpmC per warehouse`: the TPC-C figures
+/// HammerDB and go-tpc print beside TpmC.
+pub fn nopm_line(c: &TpccCounters) -> String {
+    let mut l = format!("NOPM {:.1}", c.nopm());
+    if let Some(e) = c.efficiency_pct() {
+        l.push_str(&format!(
+            ", efficiency {e:.1} % of {TPMC_PER_WAREHOUSE} TpmC per warehouse"
+        ));
+    }
+    l
+}
+
 fn spindle_block(r: &BenchResult, c: &TpccCounters) -> String {
     let mut s = String::from(
         "\n<spindle: response times per type> (ms, wall clock from first try to commit, ramp-up excluded)\n",
@@ -261,6 +274,18 @@ fn spindle_block(r: &BenchResult, c: &TpccCounters) -> String {
         "       tpmTotal: {:.3} (all transactions per minute)",
         c.tpm_total
     );
+    let _ = writeln!(
+        s,
+        "           NOPM: {:.3} (committed New-Orders per minute, as HammerDB counts them)",
+        c.nopm()
+    );
+    if let Some(e) = c.efficiency_pct() {
+        let _ = writeln!(
+            s,
+            "     efficiency: {e:.1} % (TpmC over {TPMC_PER_WAREHOUSE} x {} warehouses)",
+            c.warehouses
+        );
+    }
     let rb = c.per_type.first().map(|t| t.rollbacks).unwrap_or(0);
     let _ = writeln!(
         s,

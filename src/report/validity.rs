@@ -19,6 +19,7 @@
 //! | `device_bytes` | red / amber / amber (not judged) | a fileio read figure of which under [`DEVICE_RED`] (red) or [`DEVICE_AMBER`] (amber) of the bytes reached the block device over the phase (`PhaseResult::device_io`); a write figure under half (amber); no counters recorded (amber: "not judged") |
 //! | `power` | amber | throttling or under-voltage reported (`report::health`); on a Pi where neither was read: amber "not judged" |
 //! | `io_errors` | red | I/O errors of the target's disk in the kernel log while it ran (`I/O error, dev sda`, `critical medium error`, `Buffer I/O error on dev sda1`), the lines quoted |
+//! | `governor` | amber | the run measured under a CPU governor other than `performance` (spindle pins it for the run; `sys::governor`) |
 //! | `usb_trouble` | amber | UAS aborts, UAS resets, USB resets or disconnects of the target's USB disk in the kernel log (the lines quoted); amber "not judged" when the log could not be read |
 //! | `steady_state` | amber | no steady state by the result's criterion, one left, or none judged |
 //! | doubts not covered above | amber | see [`DOUBT_COLOURS`] |
@@ -33,6 +34,7 @@ use crate::disk::kernel_log::{parse_usb_event, UsbEventKind, UsbTrouble, UsbTrou
 use crate::disk::{LinkSpeed, Transport};
 use crate::engine::Counters;
 use crate::model::{BenchResult, PhaseResult, SuiteResult, TargetResult, TestOptions};
+use crate::sys::governor::GovernorRecord;
 use crate::units::human_size;
 
 pub use crate::model::validity::{Colour, Reason, Validity};
@@ -146,12 +148,25 @@ const fn usb(
 /// The SD bus modes (SD Association, "Bus Speed (Default Speed/High Speed/UHS/SD Express)",
 /// sdcard.org/developers/sd-standard-overview/bus-speed-default-speed-high-speed-uhs-sd-express):
 /// default speed 12.5 MB/s (SD 1.01), high speed 25 MB/s (SD 1.10), UHS-I SDR50/DDR50
-/// 50 MB/s and SDR104 104 MB/s (SD 3.01); the bus speed is the ceiling, so red. Keyed by the
-/// kernel's timing names (`/sys/kernel/debug/mmcN/ios`). Discovery does not record the mode yet,
-/// so an SD card's figures are "not judged" until it does ([`sd_ceiling`] is ready for it).
-pub const SD_CEILINGS: [(&str, &str, f64); 5] = [
+/// 50 MB/s and SDR104 104 MB/s (SD 3.01), UHS-I SDR12/SDR25 as default/high speed; eMMC
+/// (JEDEC JESD84-B51, 8-bit bus, the widest, so an upper bound): high speed 52 MB/s, DDR52
+/// 104 MB/s, HS200 200 MB/s, HS400 400 MB/s. The bus speed is the ceiling, so red. Keyed by
+/// the kernel's timing names (`timing spec` of `/sys/kernel/debug/mmcN/ios`, which discovery
+/// records as `Disk::sd_timing`).
+pub const SD_CEILINGS: [(&str, &str, f64); 12] = [
     ("legacy", "SD default speed", 12.5),
+    ("sd uhs SDR12", "SD UHS-I SDR12", 12.5),
     ("sd high-speed", "SD high speed", 25.0),
+    ("sd uhs SDR25", "SD UHS-I SDR25", 25.0),
+    ("mmc high-speed", "eMMC high speed", 52.0),
+    ("mmc DDR52", "eMMC DDR52", 104.0),
+    ("mmc HS200", "eMMC HS200", 200.0),
+    ("mmc HS400", "eMMC HS400", 400.0),
+    (
+        "mmc HS400 enhanced strobe",
+        "eMMC HS400 enhanced strobe",
+        400.0,
+    ),
     ("sd uhs SDR50", "SD UHS-I SDR50", 50.0),
     ("sd uhs DDR50", "SD UHS-I DDR50", 50.0),
     ("sd uhs SDR104", "SD UHS-I SDR104", 104.0),
@@ -244,6 +259,7 @@ pub fn of_result(s: &SuiteResult, t: &TargetResult, p: &PhaseResult) -> Option<V
         out.extend(device_bytes(p, r));
     }
     out.extend(power(t));
+    out.extend(governor(s));
     out.extend(io_errors(t));
     out.extend(usb_trouble(t));
     out.extend(steady(r));
@@ -281,7 +297,9 @@ fn link_unknown(t: &TargetResult) -> String {
     };
     match (d.transport, d.usb.as_ref()) {
         (_, Some(_)) => "the USB link speed was not read".into(),
-        (Some(Transport::Mmc), None) => "the SD bus mode is not recorded".into(),
+        (Some(Transport::Mmc), None) => {
+            "the SD bus mode was not read (debugfs's mmcN/ios needs root)".into()
+        }
         (Some(tr), None) => format!("no ceiling is known for a {} disk", tr.describe()),
         (None, None) => "the disk's bus is unknown".into(),
     }
@@ -293,17 +311,24 @@ fn link_ceiling(t: &TargetResult, r: &BenchResult) -> Vec<Reason> {
         return vec![];
     }
     let speed = t.disk.as_ref().and_then(|d| d.usb.as_ref()?.link_speed);
-    let Some(speed) = speed else {
-        return vec![reason(
-            "link_ceiling",
-            Colour::Amber,
-            format!(
-                "not judged: link unknown ({}): a figure served from a cache cannot be told by the link.",
-                link_unknown(t)
-            ),
-        )];
+    let timing = t.disk.as_ref().and_then(|d| d.sd_timing.as_deref());
+    let c = match (speed, timing.map(|m| (m, sd_ceiling(m)))) {
+        (Some(speed), _) => usb_ceiling(speed),
+        (None, Some((_, Some(c)))) => c,
+        (None, t_) => {
+            let why = match t_ {
+                Some((mode, None)) => format!("no ceiling is known for the SD bus mode '{mode}'"),
+                _ => link_unknown(t),
+            };
+            return vec![reason(
+                "link_ceiling",
+                Colour::Amber,
+                format!(
+                    "not judged: link unknown ({why}): a figure served from a cache cannot be told by the link."
+                ),
+            )];
+        }
     };
-    let c = usb_ceiling(speed);
     let judged: Vec<(String, f64)> = if c.half_duplex && figures.len() > 1 {
         let sum = figures.iter().map(|(_, v)| v).sum();
         vec![("read + written".into(), sum)]
@@ -400,6 +425,40 @@ fn power(t: &TargetResult) -> Option<Reason> {
 }
 
 /// USB trouble of the target's USB disk in the kernel log, with the lines recorded.
+/// `ondemand before the run, performance while it measured (put back after)`.
+pub fn governor_line(g: &GovernorRecord) -> String {
+    let mut l = format!(
+        "{} before the run, {} while it measured",
+        g.before, g.during
+    );
+    if let Some(why) = &g.not_pinned {
+        l.push_str(&format!(" (not pinned: {why})"));
+    }
+    if g.before != g.during {
+        l.push_str(if g.restored {
+            " (put back after)"
+        } else {
+            " (NOT put back after: set it again or reboot)"
+        });
+    }
+    l
+}
+
+/// A run that measured under a governor other than `performance` (spindle pins it; it could
+/// not): amber. No record (a machine without cpufreq, an older bundle): nothing to judge.
+fn governor(s: &SuiteResult) -> Option<Reason> {
+    let g = s.governor.as_ref().filter(|g| !g.performance())?;
+    Some(reason(
+        "governor",
+        Colour::Amber,
+        format!(
+            "the CPU governor was {} while the run measured, not performance ({}): the clock followed the load; ondemand without io_is_busy is a known cause of slow USB writes on a Pi.",
+            g.during,
+            g.not_pinned.as_deref().unwrap_or("not pinned")
+        ),
+    ))
+}
+
 /// The lines, quoted: ` ("…"; "…")`, or nothing.
 fn quoted<'a>(lines: impl Iterator<Item = &'a String>) -> String {
     let l: Vec<&str> = lines.map(|l| l.trim()).collect();
@@ -734,7 +793,35 @@ mod tests {
         assert!((usb_ceiling(LinkSpeed(10000.0)).red_mb_s - gen2).abs() < 0.01);
         assert_eq!(sd_ceiling("sd uhs SDR104").unwrap().red_mb_s, 104.0);
         assert_eq!(sd_ceiling("legacy").unwrap().red_mb_s, 12.5);
-        assert_eq!(sd_ceiling("mmc HS400"), None);
+        assert_eq!(sd_ceiling("mmc HS400").unwrap().red_mb_s, 400.0);
+        assert_eq!(sd_ceiling("sd uhs SDR105"), None);
+    }
+
+    #[test]
+    fn an_sd_card_is_judged_by_its_bus_mode() {
+        // A card on a UHS-I SDR50 bus (50 MB/s = 47.7 MiB/s, reads and writes summed) that
+        // "read" 80 MiB/s.
+        let mut s = clean();
+        let d = s.targets[0].disk.as_mut().unwrap();
+        d.usb = None;
+        d.transport = Some(Transport::Mmc);
+        d.name = "mmcblk0".into();
+        d.sd_timing = Some("sd uhs SDR50".into());
+        s.targets[0].usb_trouble = None;
+        set_rates(&mut s, 80.0, 0.0);
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("link_ceiling", Colour::Red)]);
+        assert!(v.reasons[0].text.contains("SD UHS-I SDR50"), "{}", v.line());
+        set_rates(&mut s, 40.0, 0.0);
+        assert!(verdict(&s).reasons.is_empty(), "{}", verdict(&s).line());
+        // A mode the table lacks, or none read: not judged, saying which.
+        let d = s.targets[0].disk.as_mut().unwrap();
+        d.sd_timing = Some("sd uhs SDR999".into());
+        assert!(verdict(&s)
+            .line()
+            .contains("no ceiling is known for the SD bus mode 'sd uhs SDR999'"));
+        s.targets[0].disk.as_mut().unwrap().sd_timing = None;
+        assert!(verdict(&s).line().contains("the SD bus mode was not read"));
     }
 
     #[test]
@@ -752,9 +839,7 @@ mod tests {
             ..Default::default()
         });
         let v = verdict(&s);
-        assert!(v.reasons[0]
-            .text
-            .contains("the SD bus mode is not recorded"));
+        assert!(v.reasons[0].text.contains("the SD bus mode was not read"));
         // An OLTP result has no byte figure: the rule does not apply.
         let r = s.targets[0].phases[0].result.as_mut().unwrap();
         r.options = TestOptions::Oltp(Box::default());
@@ -812,6 +897,31 @@ mod tests {
             c.extra_flags.direct = true;
         }
         assert_eq!(verdict(&s).verdict, Colour::Green);
+    }
+
+    #[test]
+    fn a_run_not_under_the_performance_governor_is_amber() {
+        let mut s = clean();
+        s.governor = Some(GovernorRecord {
+            before: "ondemand".into(),
+            during: "performance".into(),
+            not_pinned: None,
+            restored: true,
+        });
+        assert!(verdict(&s).reasons.is_empty());
+        assert_eq!(
+            governor_line(s.governor.as_ref().unwrap()),
+            "ondemand before the run, performance while it measured (put back after)"
+        );
+        let g = s.governor.as_mut().unwrap();
+        g.during = "ondemand".into();
+        g.not_pinned = Some(
+            "could not write /sys/…/scaling_governor: Permission denied (pinning needs root)"
+                .into(),
+        );
+        let v = verdict(&s);
+        assert_eq!(rules(&v), [("governor", Colour::Amber)]);
+        assert!(v.reasons[0].text.starts_with("the CPU governor was ondemand while the run measured, not performance (could not write"), "{}", v.reasons[0].text);
     }
 
     #[test]

@@ -58,9 +58,18 @@ pub fn run_suite(
                 .filter_map(|t| t.disk.clone())
                 .collect::<Vec<_>>(),
         )),
+        governor: None,
         targets: vec![],
         skipped: opts.skipped.clone(),
     };
+    // `performance` on every cpufreq policy while the run measures; the governors found are
+    // put back when it ends, also on an early return (the guard's drop).
+    let mut pinned = if opts.targets.is_empty() {
+        None
+    } else {
+        crate::sys::governor::pin(&opts.sys.root)
+    };
+    result.governor = pinned.as_ref().map(|p| p.record.clone());
     // Every target is listed from the start: a bundle cut short by a power loss still names
     // the disks that were prepared and not reached.
     result.targets = opts.targets.iter().map(new_target).collect();
@@ -82,6 +91,9 @@ pub fn run_suite(
             observer,
             controller,
         )?;
+    }
+    if let Some(p) = pinned.as_mut() {
+        result.governor = Some(p.restore().clone());
     }
     result.finished_at = Some(crate::sys::clock::now_rfc3339());
     result.status = if opts.targets.is_empty() {

@@ -5,6 +5,7 @@
 pub mod blockdev;
 pub mod clock;
 pub mod fs;
+pub mod governor;
 pub mod host;
 pub mod log;
 pub mod root;

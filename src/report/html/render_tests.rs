@@ -81,6 +81,7 @@ fn suite(targets: Vec<TargetResult>) -> SuiteResult {
             ..Default::default()
         },
         environment: None,
+        governor: None,
         targets,
         skipped: vec![],
     }

@@ -297,10 +297,11 @@ fn tpcc_types(out: &mut String, s: &SuiteResult, v: &TestView) {
         };
         let _ = write!(
             out,
-            "<h4>{}: TPC-C transactions ({} warehouses, {:.1} TpmC)</h4>",
+            "<h4>{}: TPC-C transactions ({} warehouses, {:.1} TpmC, {})</h4>",
             esc(&s.targets[r.target].name),
             c.warehouses,
-            c.tpmc
+            c.tpmc,
+            esc(&crate::report::tpcc_text::nopm_line(c))
         );
         if c.per_type.is_empty() {
             out.push_str("<p class=\"small meta\">Per-transaction figures: not recorded.</p>");
