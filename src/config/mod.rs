@@ -4,6 +4,7 @@
 //! name the option and say what would be accepted.
 
 pub mod appliance;
+pub mod cliff;
 pub mod fileio;
 pub mod oltp;
 pub mod profile;

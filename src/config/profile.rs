@@ -54,6 +54,9 @@ pub struct ProfileFile {
     /// TPC-C on the same server, after OLTP (with neither table no server is started).
     #[serde(default)]
     pub tpcc: Option<TpccProfile>,
+    /// The sustained sequential write that finds the SLC-cache cliff, after the fileio sets.
+    #[serde(default)]
+    pub cliff: Option<super::cliff::CliffProfile>,
 }
 
 /// One fileio file set and the runs made on it, as written.
@@ -230,6 +233,8 @@ pub struct SuiteProfile {
     pub mysqld: MysqldSettings,
     pub oltp: Option<OltpPlan>,
     pub tpcc: Option<TpccPlan>,
+    /// The cliff write (its directory set per target when it runs).
+    pub cliff: Option<crate::fileio::sustained::SustainedConfig>,
 }
 
 /// TPC-C on the target's server.
@@ -364,6 +369,12 @@ impl SuiteProfile {
             Some(t) => Some(resolve_tpcc(t).map_err(|(k, e)| key(format!("tpcc.{k}"), e))?),
             None => None,
         };
+        let cliff = match &file.cliff {
+            Some(c) => {
+                Some(super::cliff::resolve(c).map_err(|(k, e)| key(format!("cliff.{k}"), e))?)
+            }
+            None => None,
+        };
         Ok(SuiteProfile {
             record: ProfileRecord {
                 name: if file.name.is_empty() {
@@ -379,6 +390,7 @@ impl SuiteProfile {
             mysqld,
             oltp,
             tpcc,
+            cliff,
         })
     }
 }

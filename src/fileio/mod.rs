@@ -3,7 +3,8 @@
 //! Semantics follow sysbench 1.0.20 (and 0.4.12 with [`Compat::V0_4`]): see
 //! `generator` for request generation and fsync rules, `checksum` for `--validate`, `run` for
 //! what is counted and timed, `uring` for the asynchronous mode (io_uring), `fill` for
-//! `--file-fill=random`. The engine takes a [`FileioConfig`] and returns a
+//! `--file-fill=random`; `sustained` for the sustained write that finds the SLC-cache cliff
+//! (not a sysbench mode). The engine takes a [`FileioConfig`] and returns a
 //! [`crate::engine::Measurement`]; it never prints and never writes result files (see
 //! [`crate::engine`] for the contract every engine follows).
 
@@ -18,6 +19,7 @@ mod manifest;
 pub mod prepare;
 mod run;
 mod shared;
+pub mod sustained;
 pub mod uring;
 
 pub use checks::{check_backlog, check_run, logical_block_size};

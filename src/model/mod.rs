@@ -4,11 +4,12 @@
 //! [`Regime`]; `phase.rs`), a whole suite run ([`SuiteResult`]; `suite.rs`), its targets and
 //! phase results (`target.rs`) and their statuses (`status.rs`), with the views every
 //! rendering shares: what the statuses say (`outcome.rs`) and a disk's recorded facts
-//! (`facts.rs`). Reading a document back, older schemas upgraded, is here too (`load.rs` for
+//! (`facts.rs`). The SLC-cache cliff phase's record is `cliff.rs`. Reading a document back, older schemas upgraded, is here too (`load.rs` for
 //! `spindle report`'s files); rendering is `report`'s, writing a run's bundle
 //! `report::bundle`'s. Nothing here measures or renders.
 
 pub mod bench;
+pub mod cliff;
 pub mod facts;
 pub mod load;
 pub mod outcome;
@@ -19,6 +20,7 @@ pub mod target;
 pub mod validity;
 
 pub use bench::{BenchResult, TestOptions, ToolInfo, SCHEMA_VERSION};
+pub use cliff::CliffRecord;
 pub use facts::DiskFacts;
 pub use phase::{Family, Phase, Queue, Regime, When};
 pub use status::{PhaseStatus, RunStatus, TargetKind};

@@ -66,6 +66,8 @@ pub enum Phase {
     FileioCleanup {
         set: usize,
     },
+    /// The sustained sequential write that finds the SLC-cache cliff (`[cliff]`).
+    FileioCliff,
     /// Initialise a datadir on the target and start a private server.
     MysqldStart,
     /// Stop the server and start it again with the buffer pool of `regime` (the profile's
@@ -145,6 +147,7 @@ impl Phase {
                 format!("fileio{}-{}{q}-t{threads}", set_suffix(*set), mode.name())
             }
             Phase::FileioCleanup { set } => format!("fileio{}-cleanup", set_suffix(*set)),
+            Phase::FileioCliff => "fileio-cliff".into(),
             Phase::MysqldStart => "mysqld-start".into(),
             Phase::MysqldRestart { regime } => format!("mysqld-restart{}", regime_suffix(*regime)),
             Phase::OltpPrewarm => "oltp-prewarm".into(),
@@ -193,9 +196,10 @@ impl Phase {
     pub fn family(&self) -> Family {
         match self {
             Phase::SystemState { .. } => Family::System,
-            Phase::FileioPrepare { .. } | Phase::FileioRun { .. } | Phase::FileioCleanup { .. } => {
-                Family::Fileio
-            }
+            Phase::FileioPrepare { .. }
+            | Phase::FileioRun { .. }
+            | Phase::FileioCleanup { .. }
+            | Phase::FileioCliff => Family::Fileio,
             Phase::MysqldStart
             | Phase::MysqldRestart { .. }
             | Phase::OltpPrewarm

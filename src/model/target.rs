@@ -177,6 +177,9 @@ pub struct PhaseResult {
     /// `tpcc-check`: every consistency condition per warehouse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc_check: Option<crate::tpcc::CheckReport>,
+    /// `fileio-cliff`: the sustained write's 1 s series and the SLC-cache cliffs found in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cliff: Option<super::cliff::CliffRecord>,
     /// Phases run while the server was up: how its InnoDB (and binlog) counters moved over the
     /// phase (`SHOW GLOBAL STATUS` before and after: pages written, fsyncs, redo bytes, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,6 +213,7 @@ impl PhaseResult {
             data_set: None,
             result: None,
             tpcc_check: None,
+            cliff: None,
             server_io: None,
             server: None,
             device_io: None,

@@ -16,7 +16,8 @@ pub(crate) fn csv_field(s: &str) -> String {
     }
 }
 
-/// `results.csv`: one row per target and test (measurement phases only). `vs_best` is the
+/// `results.csv`: one row per target and test (measurement phases and the SLC-cache cliff
+/// write). `vs_best` is the
 /// test's main figure (req/s, tps, TpmC) over the best target's, as in summary.txt;
 /// `validity` the result's verdict (`report::validity`: green, amber or red), last so older
 /// spreadsheets keep their columns.
@@ -34,7 +35,9 @@ pub fn render_csv(s: &SuiteResult) -> String {
                 p.status.to_string(),
             ];
             let Some(r) = &p.result else {
-                if p.status != PhaseStatus::Ok && is_measurement(p) {
+                if let Some(c) = &p.cliff {
+                    let _ = writeln!(out, "{}", cliff_row(&head, p, c, columns));
+                } else if p.status != PhaseStatus::Ok && is_measurement(p) {
                     let mut row = head.to_vec();
                     row.resize(columns - 2, String::new());
                     row.push(csv_field(p.error.as_deref().unwrap_or("")));
@@ -93,6 +96,32 @@ pub fn render_csv(s: &SuiteResult) -> String {
     out
 }
 
+/// The SLC-cache cliff write's row: its time and mean write rate (where its cliffs are is in
+/// summary.txt, report.html and the document); no latency, ratio or verdict.
+fn cliff_row(
+    head: &[String],
+    p: &crate::model::PhaseResult,
+    c: &crate::model::CliffRecord,
+    columns: usize,
+) -> String {
+    let f = &c.finding;
+    let mut row = head.to_vec();
+    row.push("1".into());
+    row.push(String::new());
+    row.push(format!("{:.4}", f.seconds));
+    let mib_s = if f.seconds > 0.0 {
+        f.written_bytes as f64 / f.seconds / (1u64 << 20) as f64
+    } else {
+        0.0
+    };
+    row.extend(["", "", "", ""].map(String::from));
+    row.push(format!("{mib_s:.2}"));
+    row.resize(columns - 2, String::new());
+    row.push(csv_field(p.error.as_deref().unwrap_or("")));
+    row.push(String::new());
+    row.join(",")
+}
+
 fn is_measurement(p: &crate::model::PhaseResult) -> bool {
     match p.phase {
         Some(ph) => ph.is_measurement(),
@@ -143,5 +172,25 @@ mod tests {
             ["1.000", "0.100"],
             "ssd is the best, hdd a tenth of it"
         );
+    }
+
+    #[test]
+    fn the_cliff_write_has_a_row_with_its_time_and_mean_write_rate() {
+        let mut s = suite();
+        s.targets[0]
+            .phases
+            .push(crate::report::cliff::tests::cliff_phase());
+        let csv = render_csv(&s);
+        let row = csv.lines().find(|l| l.contains(",fileio-cliff,")).unwrap();
+        let cols: Vec<&str> = CSV_HEADER.split(',').collect();
+        let cell = |name: &str| {
+            row.split(',')
+                .nth(cols.iter().position(|c| *c == name).unwrap())
+        };
+        assert_eq!(row.split(',').count(), cols.len(), "{row}");
+        assert_eq!(cell("total_time_s"), Some("30.0000"));
+        // 15 s at 400 MB/s and 15 s at 50 MB/s: 6.75 GB in 30 s, 214.58 MiB/s.
+        assert_eq!(cell("written_mib_per_s"), Some("214.58"), "{row}");
+        assert_eq!(cell("status"), Some("ok"));
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod bundle;
 pub mod cdm;
+pub mod cliff;
 pub mod compare;
 pub mod csv;
 pub mod doubts;

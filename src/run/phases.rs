@@ -84,6 +84,7 @@ fn run_step(
             }
             Ok(Outcome::Done(None))
         }
+        Phase::FileioCliff => fileio_cliff(ctx, run, pr, target),
         Phase::MysqldStart => mysqld_start(ctx, run, pr, target),
         Phase::MysqldRestart { regime } => super::regimes::restart(ctx, run, regime, pr),
         Phase::OltpPrewarm => super::regimes::prewarm(ctx, run, pr),
@@ -188,6 +189,48 @@ fn fileio_run(
     let mut r = BenchResult::new(TestOptions::Fileio(cfg), m);
     r.judge_steady(&ctx.opts.profile.fileio[set].steady);
     Ok(Outcome::Done(Some(Box::new(r))))
+}
+
+/// The sustained write that finds the SLC-cache cliff, in `<work>/cliff` (removed after). A
+/// RAM-backed target is skipped: it has no cache to fall out of; so is a filesystem with no room
+/// beyond `keep_free`. A stop keeps the series so far
+/// (and its finding) and marks the phase interrupted.
+fn fileio_cliff(
+    ctx: &Ctx<'_>,
+    run: &TargetRun,
+    pr: &mut PhaseResult,
+    target: &TargetResult,
+) -> anyhow::Result<Outcome> {
+    let Some(base) = &ctx.opts.profile.cliff else {
+        return Ok(Outcome::Skipped("the profile has no [cliff] table".into()));
+    };
+    if let Some(fs) = target.filesystem.as_ref().filter(|f| f.in_ram) {
+        return Ok(Outcome::Skipped(format!(
+            "the target is in RAM ({}): no disk cache to fall out of",
+            fs.describe()
+        )));
+    }
+    let cfg = fileio::sustained::SustainedConfig {
+        dir: run.work.join("cliff"),
+        ..base.clone()
+    };
+    std::fs::create_dir_all(&cfg.dir)?;
+    // A disk with no room beyond what the write keeps free is not a failed disk.
+    if let Err(why) = fileio::sustained::room(&cfg)? {
+        let _ = std::fs::remove_dir(&cfg.dir);
+        return Ok(Outcome::Skipped(why));
+    }
+    let w = fileio::sustained::sustained_write(&cfg, ctx.controller, ctx.chatter);
+    let _ = std::fs::remove_dir(&cfg.dir);
+    let w = w?;
+    let record = crate::model::CliffRecord::new(cfg, w.planned_bytes, w.bound, w.samples);
+    ctx.chatter.message(&record.summary_line());
+    let stopped = w.bound == fileio::sustained::WriteBound::Stopped;
+    pr.cliff = Some(record);
+    if stopped {
+        anyhow::bail!("stopped: the series so far is kept");
+    }
+    Ok(Outcome::Done(None))
 }
 
 /// The my.cnf settings recorded with the results: the ones that change the numbers.

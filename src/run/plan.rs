@@ -72,6 +72,9 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
         }
         v.push(Phase::FileioCleanup { set });
     }
+    if profile.cliff.is_some() {
+        v.push(Phase::FileioCliff);
+    }
     if profile.oltp.is_none() && profile.tpcc.is_none() {
         v.push(Phase::SystemState { when: When::After });
         return v;
@@ -190,6 +193,7 @@ pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
             .map(|t| t.as_secs().max(1))
             .unwrap_or(1),
         Phase::OltpRun { .. } => p.oltp.as_ref().map(|o| o.base.time_s).unwrap_or(1),
+        Phase::FileioCliff => p.cliff.as_ref().map_or(1, |c| c.time_limit.as_secs()),
         Phase::TpccPrepare => p
             .tpcc
             .as_ref()
@@ -403,5 +407,22 @@ mod tests {
             names.contains(&"fileio3-rndwr-4KiB-qd32-t1".to_string()),
             "{names:?}"
         );
+    }
+
+    #[test]
+    fn the_cliff_write_follows_the_fileio_sets_in_the_profiles_that_have_it() {
+        for name in ["standard", "reference"] {
+            let p = SuiteProfile::load(name).unwrap();
+            let v = phases(&p);
+            let cliff = v.iter().position(|ph| *ph == Phase::FileioCliff);
+            let last_fileio = v
+                .iter()
+                .rposition(|ph| matches!(ph, Phase::FileioCleanup { .. }));
+            assert_eq!(cliff, last_fileio.map(|i| i + 1), "{name}");
+            let limit = p.cliff.as_ref().unwrap().time_limit.as_secs();
+            assert_eq!(estimate_s(&Phase::FileioCliff, &p), limit);
+        }
+        let quick = SuiteProfile::load("quick").unwrap();
+        assert!(!phases(&quick).contains(&Phase::FileioCliff));
     }
 }

@@ -5,6 +5,7 @@
 //! run, and the environment. [`render_html`] is pure; sections live in the submodules.
 
 mod answer;
+mod cliff;
 mod env;
 pub(crate) mod page;
 pub(crate) mod svg;
@@ -23,6 +24,7 @@ pub fn render_html(s: &SuiteResult) -> String {
     head(&mut out, s);
     answer::render(&mut out, s, &views, &ranking);
     test_sections::render(&mut out, s, &views);
+    cliff::render(&mut out, s);
     env::render_timelines(&mut out, s);
     env::render_environment(&mut out, s);
     out.push_str(&page_end());
