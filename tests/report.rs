@@ -310,3 +310,37 @@ fn compare_shows_ratios_keeps_other_parameters_apart_and_names_bad_files() {
         );
     }
 }
+
+#[test]
+fn crystaldiskmarks_rows_show_in_every_rendering_and_as_markdown() {
+    // Its four shapes measured by spindle's async O_DIRECT engine on a directory.
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profiles/cdm.toml");
+    let out = d.path().join("bundle");
+    run_suite(d.path(), &["disk"], &profile, &out);
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    let section = summary
+        .split("\nCrystalDiskMark's rows (MB/s = 10^6 B/s")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no CrystalDiskMark section: {summary}"));
+    for row in ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"] {
+        let line = section
+            .lines()
+            .find(|l| l.trim_start().starts_with(row))
+            .unwrap_or_else(|| panic!("no {row}: {section}"));
+        // Read and write both measured: two "(p99 … ms)" cells, no "-".
+        assert_eq!(line.matches("(p99 ").count(), 2, "{line}");
+    }
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("<h3>CrystalDiskMark's rows</h3>") && page.contains("RND4K Q32T1"));
+    let md = spindle(&["report", "show", "--markdown", out.to_str().unwrap()]);
+    assert_ok(&md);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("| disk | RND4K Q1T1 | "), "{md}");
+    // Every measured phase is a row with its validity colour.
+    let rows = md
+        .lines()
+        .filter(|l| l.starts_with("| disk | fileio"))
+        .count();
+    assert_eq!(rows, 8, "{md}");
+}
