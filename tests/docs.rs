@@ -119,7 +119,7 @@ fn dry_run_shows_the_targets_with_their_verdicts_and_the_disks_left_out() {
             && out.contains("holds data"),
         "{out}"
     );
-    assert!(out.contains("Phases per target (59; about 57 min"), "{out}");
+    assert!(out.contains("Phases per target (66; about 57 min"), "{out}");
     assert!(!out.contains("Erase {"), "no debug output: {out}");
 
     let d = tempfile::tempdir().unwrap();

@@ -312,8 +312,8 @@ fn compare_shows_ratios_keeps_other_parameters_apart_and_names_bad_files() {
 }
 
 #[test]
-fn crystaldiskmarks_rows_show_in_every_rendering_and_as_markdown() {
-    // Its four shapes measured by spindle's async O_DIRECT engine on a directory.
+fn crystaldiskmarks_rows_and_the_a1_a2_check_show_in_every_rendering_and_as_markdown() {
+    // CrystalDiskMark's four shapes and the A1/A2 jobs measured by spindle's async O_DIRECT engine on a directory.
     let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profiles/cdm.toml");
     let out = d.path().join("bundle");
@@ -342,5 +342,54 @@ fn crystaldiskmarks_rows_show_in_every_rendering_and_as_markdown() {
         .lines()
         .filter(|l| l.starts_with("| disk | fileio"))
         .count();
-    assert_eq!(rows, 8, "{md}");
+    assert_eq!(rows, 11, "{md}");
+    // The A1/A2 check from its three jobs, with the margins, in every rendering.
+    let class = summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("disk ") && l.contains("sequential write"))
+        .unwrap_or_else(|| panic!("no A1/A2 line: {summary}"));
+    assert!(
+        ["A2: ", "A1: ", "below A1: "]
+            .iter()
+            .any(|v| class.contains(v))
+            && class.contains("of A1's 1,500"),
+        "{class}"
+    );
+    assert!(page.contains("<h3>Application performance class (A1/A2)</h3>"));
+    assert!(md.contains("A1/A2 on disk: "), "{md}");
+}
+
+#[test]
+fn the_standard_profile_runs_the_a1_a2_check_with_the_published_jobs_options() {
+    // raspberrypi-ui/agnostics data/sd_bench.fio: size=64m, direct=1, ioengine=libaio,
+    // iodepth=4; seq-write bs=512k (one pass); rand-4k-write and rand-4k-read bs=4k runtime=10;
+    // end_fsync=1 and no fsync between requests.
+    use spindle::fileio::TestMode::{Rndrd, Rndwr, Seqwr};
+    use spindle::report::appclass::{is_job, RND_BLOCK, SEQ_BLOCK};
+    let p = spindle::config::profile::SuiteProfile::load("standard").unwrap();
+    let mut found = vec![];
+    for set in &p.fileio {
+        for &mode in &set.modes {
+            let mut o = set.base.clone();
+            o.test_mode = Some(mode);
+            o.threads = set.threads[0];
+            o.total_size = set.total.bytes(8 << 30);
+            let block = if mode == Seqwr { SEQ_BLOCK } else { RND_BLOCK };
+            if set.threads.len() == 1 && is_job(&o, mode, block) {
+                assert_eq!(o.fsync_freq, 0, "{mode:?}");
+                assert!(o.fsync_end, "{mode:?}: fio's end_fsync=1");
+                match mode {
+                    Seqwr => assert_eq!(
+                        (o.time_limit, o.events * o.block_size),
+                        (None, 64 << 20),
+                        "one pass over the 64 MiB file"
+                    ),
+                    _ => assert_eq!(o.time_limit, Some(std::time::Duration::from_secs(10))),
+                }
+                found.push(mode);
+            }
+        }
+    }
+    found.sort_by_key(|m| format!("{m:?}"));
+    assert_eq!(found, [Rndrd, Rndwr, Seqwr]);
 }

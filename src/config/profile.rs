@@ -883,7 +883,13 @@ mod tests {
                 // With the 4 KiB sets, CrystalDiskMark's four rows (report::cdm).
                 let seq = vec![TestMode::Seqrd, TestMode::Seqwr];
                 want.extend([(1 << 20, 1, seq.clone()), (1 << 20, 8, seq)]);
+                // The A1/A2 check's jobs (report::appclass).
+                want.extend([
+                    (4 << 10, 4, vec![TestMode::Rndwr, TestMode::Rndrd]),
+                    (512 << 10, 4, vec![TestMode::Seqwr]),
+                ]);
             }
+            want.sort_by_key(|s| (s.0, s.1));
             assert_eq!(shapes, want, "{name}");
         }
     }

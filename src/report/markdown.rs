@@ -51,6 +51,11 @@ pub fn render(s: &SuiteResult) -> String {
         }
     }
     cdm(&mut w, s);
+    for t in &s.targets {
+        if let Some(c) = super::appclass::of_target(t) {
+            let _ = writeln!(w, "\nA1/A2 on {}: {}", cell(&t.name), c.describe());
+        }
+    }
     tpcc(&mut w, s);
     w.push_str("\nValidity: green = every rule judged and passed; amber or red: `spindle report show` gives the reasons.\n");
     w

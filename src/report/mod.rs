@@ -2,6 +2,7 @@
 //! the offline HTML page, comparisons of several runs, and the bundle that writes a run's
 //! document beside its renderings (`bundle.rs`). Nothing here measures or defines the schema.
 
+pub mod appclass;
 pub mod bundle;
 pub mod cdm;
 pub mod cliff;

@@ -35,6 +35,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
     super::regimes::summary_section(&mut out, s);
     queueing(&mut out, s);
     out.push_str(&super::cdm::summary_section(s));
+    out.push_str(&super::appclass::summary_section(s));
     super::cliff::summary_section(&mut out, s);
     tpcc_checks(&mut out, s);
     server_section(&mut out, s);

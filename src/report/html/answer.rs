@@ -47,6 +47,7 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &
         per_test_table(out, s, views, &list);
     }
     cdm(out, s);
+    appclass(out, s);
     out.push_str("</section>\n");
 }
 
@@ -77,6 +78,30 @@ fn cdm(out: &mut String, s: &SuiteResult) {
         out,
         &["Target", "Test", "\u{1}Read MB/s", "\u{1}Write MB/s"],
         &rows,
+    );
+}
+
+/// The A1/A2 application-class check per target (`report::appclass`).
+fn appclass(out: &mut String, s: &SuiteResult) {
+    let items: Vec<String> = s
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let c = super::super::appclass::of_target(t)?;
+            Some(format!(
+                "<li><b>{}</b>: {}</li>",
+                esc(&t.name),
+                esc(&c.describe())
+            ))
+        })
+        .collect();
+    if items.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<h3>Application performance class (A1/A2)</h3><p class=\"small meta\">As Raspberry Pi's SD Card Speed Test checks it: one 64 MiB file, O_DIRECT, queue depth 4; sequential write in 512 KiB requests, random 4 KiB writes and reads for 10 s.</p><ul>{}</ul>",
+        items.concat()
     );
 }
 
