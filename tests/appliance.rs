@@ -311,7 +311,7 @@ fn button_start_runs_copies_to_the_stick_and_says_safe_to_remove() {
     assert!(a
         .send(ControlCommand::Start)
         .starts_with("refused: a run is already in progress"));
-    a.wait(60, "safe to remove", |p| safe(p));
+    a.wait(60, "safe to remove", safe);
     let runs = a.runs();
     assert_eq!(runs.len(), 1);
     let run_dir = a.runs_dir().join(&runs[0]);
@@ -336,7 +336,7 @@ fn button_start_runs_copies_to_the_stick_and_says_safe_to_remove() {
         )
     });
     let copying = pos(&|p| *p == Pattern::Copying);
-    let safe = pos(&|p| safe(p));
+    let safe = pos(&safe);
     assert!(
         h[0] == Pattern::Booting && running < copying && copying < safe,
         "{h:?}"
@@ -369,7 +369,7 @@ fn long_run_is_aborted_cleanly_mid_phase() {
     });
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(a.send(ControlCommand::Abort), "ok: aborting the run");
-    a.wait(30, "done", |p| done(p));
+    a.wait(30, "done", done);
     let runs = a.runs();
     assert_eq!(runs.len(), 1);
     let run_dir = a.runs_dir().join(&runs[0]);
@@ -437,7 +437,7 @@ fn stick_removed_before_the_copy_and_a_later_stick_gets_the_run() {
     assert_eq!(a.send(ControlCommand::Start), "ok: run started");
     a.wait(30, "running", |p| matches!(p, Pattern::Running { .. }));
     first.detach();
-    a.wait(60, "done", |p| done(p));
+    a.wait(60, "done", done);
     std::thread::sleep(Duration::from_millis(800));
     assert!(
         !a.log.history().contains(&Some(Pattern::Copying)),
@@ -453,7 +453,7 @@ fn stick_removed_before_the_copy_and_a_later_stick_gets_the_run() {
         .exists());
     // a later stick receives the run
     let second = LoopStick::new(STICK_FS, &label, 8 * 1024, |_| {});
-    a.wait(30, "safe to remove", |p| safe(p));
+    a.wait(30, "safe to remove", safe);
     a.stop();
     assert_eq!(stick_listing(&second), vec![runs[0].clone()]);
 }
@@ -514,7 +514,7 @@ fn the_stick_chooses_the_server() {
     let a = Appliance::start_with(dir, s);
     a.wait(10, "ready", |p| *p == Pattern::Ready { disks: 1 });
     assert_eq!(a.send(ControlCommand::Start), "ok: run started");
-    a.wait(300, "safe to remove", |p| safe(p));
+    a.wait(300, "safe to remove", safe);
     // (Read before `stop`, which removes the daemon's directories.)
     let run = a.runs_dir().join(&a.runs()[0]);
     let r: spindle::model::SuiteResult =
@@ -550,7 +550,7 @@ fn fat_stick_receives_the_bundle() {
     let stick = LoopStick::new("vfat", &label, 8 * 1024, |_| {});
     let a = Appliance::start(&label, 1);
     assert_eq!(a.send(ControlCommand::Start), "ok: run started");
-    a.wait(60, "safe to remove", |p| safe(p));
+    a.wait(60, "safe to remove", safe);
     let runs = a.runs();
     a.stop();
     assert_eq!(stick_listing(&stick), runs);
@@ -605,7 +605,7 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
     let s = Appliance::settings(dir.path(), &label, 1);
     assert_eq!(s.appliance.runs_dir, runs);
     let a = Appliance::start_with(dir, s);
-    a.wait(30, "safe to remove", |p| safe(p));
+    a.wait(30, "safe to remove", safe);
     assert_eq!(results_status(&old), "interrupted");
     assert!(old.join(".copied-to-stick").exists());
     let r = spindle::model::SuiteResult::from_json(
@@ -682,7 +682,7 @@ fn named_loop_disks_are_benchmarked_and_a_data_disk_is_left_alone() {
         *p == Pattern::Ready { disks: 2 }
     });
     assert_eq!(app.send(ControlCommand::Start), "ok: run started");
-    app.wait(600, "safe to remove", |p| safe(p));
+    app.wait(600, "safe to remove", safe);
     let runs = app.runs();
     assert_eq!(runs.len(), 1);
     app.stop();
