@@ -6,7 +6,12 @@ set -euo pipefail
 
 REPO_DIR=$(cd "$(dirname "$0")/../.." && pwd)
 BINARY=${1:-$REPO_DIR/target/aarch64-unknown-linux-musl/release-small/spindle}
-MAX_BYTES=3879731 # 3.7 MiB (issue 37); 3,823,776 bytes on 2026-12-05 (BENCHMARKS.md)
+# 3.9 MiB. Issue 37 brought the binary under 3.7 MiB (3,823,776 bytes on 2026-12-05,
+# BENCHMARKS.md); issues 38 and 39 added the validity rules, the block-device counters, the
+# governor, the SLC-cache cliff phase and its detector and chart, CrystalDiskMark's rows, the
+# A1/A2 check and the Markdown report: 3,971,232 bytes on 2026-12-06. Back under 3.7 MiB is
+# left to do; this budget stops further growth going unseen.
+MAX_BYTES=4089446
 
 run() { echo "+ qemu-aarch64 spindle $*" >&2; qemu-aarch64 "$BINARY" "$@"; }
 
