@@ -67,20 +67,28 @@ fn describe(each: &[(String, String)]) -> String {
     }
 }
 
+/// The governor a scaling_governor file names; `None` when it cannot be read or is empty.
+fn governor_of(f: &PathBuf) -> Option<String> {
+    let g = std::fs::read_to_string(f).ok()?;
+    let g = g.trim();
+    (!g.is_empty()).then(|| g.to_string())
+}
+
+/// (policy, governor) of each of `pol`, in its order (one per policy, so the two zip).
 fn read_all(pol: &[(String, PathBuf)]) -> Vec<(String, String)> {
     pol.iter()
-        .map(|(p, f)| {
-            let g = std::fs::read_to_string(f).unwrap_or_default();
-            (p.clone(), g.trim().to_string())
-        })
-        .filter(|(_, g)| !g.is_empty())
+        .map(|(p, f)| (p.clone(), governor_of(f).unwrap_or_default()))
         .collect()
 }
 
 /// Pins `performance` on every policy of `root`. `None` on a machine without cpufreq (most
 /// VMs): no governor to pin or judge.
 pub fn pin(root: &SysRoot) -> Option<Pinned> {
-    let pol = policies(root);
+    // Only the policies whose governor can be read: `before` pairs with them one to one.
+    let pol: Vec<(String, PathBuf)> = policies(root)
+        .into_iter()
+        .filter(|(_, f)| governor_of(f).is_some())
+        .collect();
     let before = read_all(&pol);
     if before.is_empty() {
         return None;
@@ -179,6 +187,28 @@ mod tests {
         // Dropped without an explicit restore (an early return): put back all the same.
         drop(pin(&root).unwrap());
         assert_eq!(governor(&d, "policy0"), "ondemand");
+    }
+
+    #[test]
+    fn a_policy_without_a_governor_does_not_shift_the_others() {
+        let (d, root) = tree("ondemand", "ondemand performance\n");
+        let f = |p: &str| {
+            d.path()
+                .join("sys/devices/system/cpu/cpufreq")
+                .join(p)
+                .join("scaling_governor")
+        };
+        // policy0 names no governor; policy4 is pinned and put back as its own.
+        std::fs::write(f("policy0"), "\n").unwrap();
+        let mut p = pin(&root).unwrap();
+        assert_eq!(
+            (p.record.before.as_str(), p.record.during.as_str()),
+            ("ondemand", "performance")
+        );
+        assert_eq!(governor(&d, "policy4"), "performance");
+        p.restore();
+        assert_eq!(governor(&d, "policy4"), "ondemand");
+        assert_eq!(governor(&d, "policy0"), "");
     }
 
     #[test]
