@@ -599,6 +599,7 @@ fn run_cut_by_a_power_loss_is_marked_interrupted_and_still_copied() {
             ),
             target("sdb", vec![]),
         ],
+        together: None,
         skipped: vec![],
     };
     spindle::report::bundle::write_bundle(&old, &doc).unwrap();

@@ -120,6 +120,11 @@ fn dry_run_shows_the_targets_with_their_verdicts_and_the_disks_left_out() {
         "{out}"
     );
     assert!(out.contains("Phases per target (66; about 57 min"), "{out}");
+    assert!(
+        out.contains("Then on every disk at once, with two targets or more ([together]; about 2 min in all):\n  together-fileio6-prepare ")
+            && out.contains("  together-fileio3-rndwr-4KiB-qd32-t1 ~20 s\n"),
+        "{out}"
+    );
     assert!(!out.contains("Erase {"), "no debug output: {out}");
 
     let d = tempfile::tempdir().unwrap();

@@ -264,6 +264,14 @@ pub fn describe_plan(req: &RunRequest, plan: &crate::run::targets::DiskPlan) -> 
     for (ph, s) in phases.iter().zip(&secs) {
         let _ = writeln!(w, "  {:<34} ~{s} s", ph.name());
     }
+    let together = crate::run::together::planned(p, &req.servers);
+    if !together.is_empty() {
+        let total: u64 = together.iter().map(|(_, s)| s).sum();
+        let _ = writeln!(w, "\nThen on every disk at once, with two targets or more ([together]; about {} min in all):", total.div_ceil(60));
+        for (name, s) in &together {
+            let _ = writeln!(w, "  {name:<34} ~{s} s");
+        }
+    }
     let _ = writeln!(w, "\nBundle: {}", req.out_dir.display());
     w
 }

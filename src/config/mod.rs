@@ -11,6 +11,7 @@ pub mod profile;
 pub mod regimes;
 pub mod spindle;
 pub mod steady;
+pub mod together;
 pub mod tpcc;
 
 use anyhow::bail;

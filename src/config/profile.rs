@@ -57,6 +57,8 @@ pub struct ProfileFile {
     /// The sustained sequential write that finds the SLC-cache cliff, after the fileio sets.
     #[serde(default)]
     pub cliff: Option<super::cliff::CliffProfile>,
+    /// Fileio sets run on every disk at the same time, after every target's solo phases.
+    pub together: Option<super::together::TogetherProfile>,
 }
 
 /// One fileio file set and the runs made on it, as written.
@@ -235,6 +237,8 @@ pub struct SuiteProfile {
     pub tpcc: Option<TpccPlan>,
     /// The cliff write (its directory set per target when it runs).
     pub cliff: Option<crate::fileio::sustained::SustainedConfig>,
+    /// `[together]`: the fileio sets run on every disk at once.
+    pub together: Option<super::together::TogetherPlan>,
 }
 
 /// TPC-C on the target's server.
@@ -361,20 +365,14 @@ impl SuiteProfile {
             .collect::<anyhow::Result<Vec<_>>>()?;
         let mysqld =
             resolve_mysqld(&file.mysqld).map_err(|(k, e)| key(format!("mysqld.{k}"), e))?;
-        let oltp = match &file.oltp {
-            Some(o) => Some(resolve_oltp(o).map_err(|(k, e)| key(format!("oltp.{k}"), e))?),
-            None => None,
-        };
-        let tpcc = match &file.tpcc {
-            Some(t) => Some(resolve_tpcc(t).map_err(|(k, e)| key(format!("tpcc.{k}"), e))?),
-            None => None,
-        };
-        let cliff = match &file.cliff {
-            Some(c) => {
-                Some(super::cliff::resolve(c).map_err(|(k, e)| key(format!("cliff.{k}"), e))?)
-            }
-            None => None,
-        };
+        let oltp = file.oltp.as_ref().map(resolve_oltp).transpose();
+        let oltp = oltp.map_err(|(k, e)| key(format!("oltp.{k}"), e))?;
+        let tpcc = file.tpcc.as_ref().map(resolve_tpcc).transpose();
+        let tpcc = tpcc.map_err(|(k, e)| key(format!("tpcc.{k}"), e))?;
+        let cliff = file.cliff.as_ref().map(super::cliff::resolve).transpose();
+        let cliff = cliff.map_err(|(k, e)| key(format!("cliff.{k}"), e))?;
+        let together = super::together::of(file.together.as_ref(), fileio.len());
+        let together = together.map_err(|(k, e)| key(format!("together.{k}"), e))?;
         Ok(SuiteProfile {
             record: ProfileRecord {
                 name: if file.name.is_empty() {
@@ -391,6 +389,7 @@ impl SuiteProfile {
             oltp,
             tpcc,
             cliff,
+            together,
         })
     }
 }

@@ -161,6 +161,7 @@ pub fn single_test_run(r: BenchResult, name: &str) -> SuiteResult {
             }],
             ..TargetResult::new(name, &path, TargetKind::Directory, &description)
         }],
+        together: None,
         skipped: vec![],
     }
 }

@@ -4,7 +4,7 @@
 //! [`Regime`]; `phase.rs`), a whole suite run ([`SuiteResult`]; `suite.rs`), its targets and
 //! phase results (`target.rs`) and their statuses (`status.rs`), with the views every
 //! rendering shares: what the statuses say (`outcome.rs`) and a disk's recorded facts
-//! (`facts.rs`). The SLC-cache cliff phase's record is `cliff.rs`. Reading a document back, older schemas upgraded, is here too (`load.rs` for
+//! (`facts.rs`). The SLC-cache cliff phase's record is `cliff.rs`, the all-at-once phase's `together.rs`. Reading a document back, older schemas upgraded, is here too (`load.rs` for
 //! `spindle report`'s files); rendering is `report`'s, writing a run's bundle
 //! `report::bundle`'s. Nothing here measures or renders.
 
@@ -17,6 +17,7 @@ pub mod phase;
 pub mod status;
 pub mod suite;
 pub mod target;
+pub mod together;
 pub mod validity;
 
 pub use bench::{BenchResult, TestOptions, ToolInfo, SCHEMA_VERSION};

@@ -57,6 +57,9 @@ pub struct SuiteResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub governor: Option<crate::sys::governor::GovernorRecord>,
     pub targets: Vec<TargetResult>,
+    /// `[together]`: the fileio runs made on every disk at once after the solo phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<super::together::TogetherRecord>,
     /// Disks that were found but not benchmarked, with the reason.
     pub skipped: Vec<Skipped>,
 }
@@ -310,6 +313,7 @@ pub mod tests_support {
             environment: None,
             governor: None,
             targets: vec![target("ssd", fast), target("hdd", slow)],
+            together: None,
             skipped: vec![Skipped {
                 device: "/dev/sdc".into(),
                 id: "usb-X".into(),

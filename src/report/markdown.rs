@@ -50,6 +50,7 @@ pub fn render(s: &SuiteResult) -> String {
             );
         }
     }
+    w.push_str(&super::together::markdown(s, cell));
     cdm(&mut w, s);
     for t in &s.targets {
         if let Some(c) = super::appclass::of_target(t) {

@@ -22,5 +22,6 @@ pub mod regimes;
 pub mod server;
 pub mod summary;
 pub mod sysbench_text;
+pub mod together;
 pub mod tpcc_text;
 pub mod validity;

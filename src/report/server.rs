@@ -138,6 +138,7 @@ mod tests {
             profile: Default::default(),
             environment: None,
             governor: None,
+            together: None,
             skipped: vec![],
             targets: vec![
                 target(

@@ -37,6 +37,7 @@ pub fn render_summary(s: &SuiteResult) -> String {
     out.push_str(&super::cdm::summary_section(s));
     out.push_str(&super::appclass::summary_section(s));
     super::cliff::summary_section(&mut out, s);
+    out.push_str(&super::together::summary_section(s));
     tpcc_checks(&mut out, s);
     server_section(&mut out, s);
     failures(&mut out, s);
@@ -119,6 +120,9 @@ fn targets(w: &mut String, s: &SuiteResult) {
         let _ = writeln!(w, "  {:<10} SoC temperature: {}", "", h.temperature());
         let _ = writeln!(w, "  {:<10} under-voltage: {}", "", h.undervoltage());
         let _ = writeln!(w, "  {:<10} throttling: {}", "", h.throttling());
+        if let Some(l) = super::together::target_line(s, &t.name) {
+            let _ = writeln!(w, "  {:<10} {l}", "");
+        }
         disk_facts(w, s, t);
     }
 }

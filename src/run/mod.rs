@@ -6,6 +6,7 @@
 //!            ─ suite::run_suite: plan::phases per target → phases::run_phase → engines
 //!                                (tpcc: TPC-C; regimes: `[oltp.regimes]`'s restarts, prewarm)
 //!                                (bundle rewritten as every phase starts)
+//!            ─ together::run_together: `[together]`'s fileio runs on every disk at once
 //!            ─ release ─► SuiteResult (typed: model)
 //! ```
 //!
@@ -22,6 +23,7 @@ mod sampler;
 pub mod suite;
 mod target_run;
 pub mod targets;
+pub mod together;
 mod tpcc;
 
 pub use assemble::{execute, RunError, RunRequest};

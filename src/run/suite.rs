@@ -60,6 +60,7 @@ pub fn run_suite(
         )),
         governor: None,
         targets: vec![],
+        together: None,
         skipped: opts.skipped.clone(),
     };
     // `performance` on every cpufreq policy while the run measures; the governors found are
@@ -92,6 +93,7 @@ pub fn run_suite(
             controller,
         )?;
     }
+    super::together::run_together(opts, &mut result, (observer, controller), open_work_dir)?;
     if let Some(p) = pinned.as_mut() {
         result.governor = Some(p.restore().clone());
     }

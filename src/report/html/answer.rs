@@ -43,12 +43,63 @@ pub(super) fn render(out: &mut String, s: &SuiteResult, views: &[TestView], r: &
         );
     }
     regimes(out, s);
+    together(out, s);
     if !views.is_empty() {
         per_test_table(out, s, views, &list);
     }
     cdm(out, s);
     appclass(out, s);
     out.push_str("</section>\n");
+}
+
+/// All disks at once (`report::together`): each disk together ÷ alone, the buses, the outlier.
+fn together(out: &mut String, s: &SuiteResult) {
+    use super::super::together as t;
+    let Some(rec) = &s.together else { return };
+    let _ = write!(
+        out,
+        "<h3>All disks at once</h3><p class=\"small meta\">{}.</p>",
+        esc(t::HEADING)
+    );
+    for o in t::outliers(s) {
+        let _ = write!(out, "<p><b>{}</b></p>", esc(&o));
+    }
+    let rows: Vec<Vec<String>> = t::rows(s)
+        .into_iter()
+        .map(|r| {
+            vec![
+                esc(&r[0]),
+                esc(&r[1]),
+                num(esc(&r[2])),
+                num(esc(&r[3])),
+                num(esc(&r[4])),
+                esc(&r[5]),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "Run",
+            "Target",
+            "\u{1}Together MiB/s",
+            "\u{1}Alone MiB/s",
+            "\u{1}Ratio",
+            "",
+        ],
+        &rows,
+    );
+    let buses: Vec<String> = rec
+        .runs
+        .iter()
+        .flat_map(|r| {
+            r.buses
+                .iter()
+                .map(move |b| format!("<li>{}: {}</li>", esc(&r.name), esc(&t::bus_line(b))))
+        })
+        .chain(rec.notes.iter().map(|n| format!("<li>{}</li>", esc(n))))
+        .collect();
+    let _ = writeln!(out, "<ul class=\"small\">{}</ul>", buses.concat());
 }
 
 /// CrystalDiskMark's four rows per target (`report::cdm`), as people quote them.

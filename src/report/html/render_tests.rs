@@ -83,6 +83,7 @@ fn suite(targets: Vec<TargetResult>) -> SuiteResult {
         environment: None,
         governor: None,
         targets,
+        together: None,
         skipped: vec![],
     }
 }

@@ -1,0 +1,519 @@
+//! The all-at-once phase (`[together]`) judged and rendered: each disk's figure together ÷ the
+//! same run alone, the load each shared bus carried against its ceiling, and the outlier of a
+//! group of disks of one model and firmware.
+//!
+//! - The figure is MiB/s read and written (for one run, req/s gives the same ratios).
+//! - The outlier rule: within a group of at least [`MIN_GROUP`] disks, a disk whose figure is
+//!   below the group's median by more than 3 × the median absolute deviation (MAD). A MAD under
+//!   [`MAD_FLOOR`] of the median counts as that floor — identical disks often measure within a
+//!   percent, and a MAD of 0 (two of three disks equal) would make any small dip an outlier —
+//!   so an outlier is always at least 15 % below the median. With two disks no median says
+//!   which one is the bad one: no outlier is named.
+//! - The group: the disk's vendor, model and firmware (SMART's firmware when smartctl read it);
+//!   a disk that reports no model is grouped by what it is (loop devices with loop devices,
+//!   directories with directories).
+//! - The bus: the USB host controller every disk hangs from (the Pi 4's one VL805 for all four
+//!   ports, each of the Pi 5's two RP1 controllers); its ceiling is one link's worth, that of
+//!   its fastest disk's negotiated link (`report::validity`'s table): the VL805 reaches the SoC
+//!   over one PCIe 2.0 lane (500 MB/s each way, the same as a 5 Gb/s USB 3 link), and each RP1
+//!   controller has one USB 3 port. Disks with no USB controller known share no ceiling.
+
+use crate::engine::Counters;
+use crate::model::together::{BusCeiling, BusLoad, Outlier, TogetherDisk};
+use crate::model::{BenchResult, PhaseStatus, SuiteResult, TargetResult};
+use std::fmt::Write as _;
+
+/// A MAD below this share of the median counts as this share.
+pub const MAD_FLOOR: f64 = 0.05;
+/// The fewest disks of one group among which an outlier can be named.
+pub const MIN_GROUP: usize = 3;
+/// How many MADs below the median an outlier is.
+pub const MADS: f64 = 3.0;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Per value, `Some` when it is a low outlier of `values` (see the module's rule).
+pub fn low_outliers(values: &[f64]) -> Vec<Option<Outlier>> {
+    if values.len() < MIN_GROUP {
+        return vec![None; values.len()];
+    }
+    let m = median(&mut values.to_vec());
+    let mad = median(&mut values.iter().map(|v| (v - m).abs()).collect::<Vec<_>>());
+    let limit = m - MADS * mad.max(MAD_FLOOR * m);
+    values
+        .iter()
+        .map(|&v| {
+            (v < limit).then_some(Outlier {
+                median_mib_s: m,
+                mad_mib_s: mad,
+                limit_mib_s: limit,
+                group_size: values.len(),
+            })
+        })
+        .collect()
+}
+
+/// Together ÷ alone, when both were measured and alone moved anything.
+pub fn ratio(together: Option<f64>, alone: Option<f64>) -> Option<f64> {
+    match (together, alone) {
+        (Some(t), Some(a)) if a > 0.0 && t.is_finite() => Some(t / a),
+        _ => None,
+    }
+}
+
+/// MiB/s read and written by a fileio result that ran to its end.
+fn mib_s(r: &BenchResult) -> Option<f64> {
+    match &r.counters {
+        Counters::Fileio(c) if r.error.is_none() => Some(c.read_mib_per_s + c.written_mib_per_s),
+        _ => None,
+    }
+}
+
+/// The group a target's figure is compared within: vendor, model and firmware.
+pub fn group_of(t: &TargetResult) -> String {
+    let smart = t.smart.as_ref().and_then(|s| s.before.data());
+    let Some(d) = &t.disk else {
+        return "directory".into();
+    };
+    let model = d
+        .model
+        .clone()
+        .or_else(|| smart.and_then(|s| s.model.clone()));
+    let Some(model) = model else {
+        return match d.transport {
+            Some(crate::disk::Transport::Loop) => "loop device".into(),
+            Some(tr) => format!("{} disk, model unknown", tr.describe()),
+            None => "model unknown".into(),
+        };
+    };
+    let mut g = d
+        .vendor
+        .as_deref()
+        .map_or(model.clone(), |v| format!("{v} {model}"));
+    if let Some(fw) = smart.and_then(|s| s.firmware.as_deref()) {
+        let _ = write!(g, ", firmware {fw}");
+    }
+    g
+}
+
+/// The figure of solo phase `phase` on target `t`.
+fn alone(t: &TargetResult, phase: &crate::model::Phase) -> Option<f64> {
+    let p = t.phases.iter().find(|p| p.phase.as_ref() == Some(phase))?;
+    (p.status == PhaseStatus::Ok).then_some(())?;
+    mib_s(p.result.as_ref()?)
+}
+
+/// Fills in every run's figures, ratios, groups, outliers and bus loads from its results.
+pub fn analyse(s: &mut SuiteResult) {
+    let Some(mut rec) = s.together.take() else {
+        return;
+    };
+    for run in &mut rec.runs {
+        let targets: Vec<Option<&TargetResult>> = run
+            .disks
+            .iter()
+            .map(|d| s.targets.iter().find(|t| t.name == d.target))
+            .collect();
+        for (d, t) in run.disks.iter_mut().zip(&targets) {
+            d.mib_s = d.result.as_ref().and_then(mib_s);
+            d.alone_mib_s = t.and_then(|t| alone(t, &run.phase));
+            d.ratio = ratio(d.mib_s, d.alone_mib_s);
+            d.group = t.map(group_of);
+            d.outlier = None;
+        }
+        mark_outliers(&mut run.disks);
+        run.buses = buses(&run.disks, &targets);
+    }
+    s.together = Some(rec);
+}
+
+fn mark_outliers(disks: &mut [TogetherDisk]) {
+    let mut groups: Vec<&str> = disks.iter().filter_map(|d| d.group.as_deref()).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let groups: Vec<String> = groups.into_iter().map(String::from).collect();
+    for g in groups {
+        let members: Vec<usize> = (0..disks.len())
+            .filter(|&i| disks[i].group.as_deref() == Some(&g) && disks[i].mib_s.is_some())
+            .collect();
+        let values: Vec<f64> = members.iter().filter_map(|&i| disks[i].mib_s).collect();
+        for (i, o) in members.into_iter().zip(low_outliers(&values)) {
+            disks[i].outlier = o;
+        }
+    }
+}
+
+/// The disks grouped by the USB host controller they share, with what they moved.
+fn buses(disks: &[TogetherDisk], targets: &[Option<&TargetResult>]) -> Vec<BusLoad> {
+    let mut out: Vec<(String, BusLoad, f64)> = Vec::new();
+    for (d, t) in disks.iter().zip(targets) {
+        let usb = t.and_then(|t| t.disk.as_ref()).and_then(|d| d.usb.as_ref());
+        let (key, name) = match usb.and_then(|u| u.controller.as_ref()) {
+            Some(c) => (c.sysfs_path.display().to_string(), c.name.clone()),
+            None => (
+                String::new(),
+                "not USB (no shared-bus ceiling known)".into(),
+            ),
+        };
+        let speed = usb.and_then(|u| u.link_speed).map_or(0.0, |s| s.0);
+        let i = match out.iter().position(|(k, _, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                out.push((
+                    key,
+                    BusLoad {
+                        bus: name,
+                        ..BusLoad::default()
+                    },
+                    0.0,
+                ));
+                out.len() - 1
+            }
+        };
+        let (_, b, fastest) = &mut out[i];
+        b.targets.push(d.target.clone());
+        if let Some(Counters::Fileio(c)) = d.result.as_ref().map(|r| &r.counters) {
+            b.read_mb_s += c.read_mib_per_s * 1.048_576;
+            b.written_mb_s += c.written_mib_per_s * 1.048_576;
+        }
+        if usb.is_some() && speed > *fastest {
+            *fastest = speed;
+            let c = super::validity::usb_ceiling(usb.and_then(|u| u.link_speed).expect("a speed"));
+            b.ceiling = Some(BusCeiling {
+                link: c.link.to_string(),
+                mb_s: c.red_mb_s,
+                half_duplex: c.half_duplex,
+            });
+        }
+    }
+    out.into_iter().map(|(_, b, _)| b).collect()
+}
+
+fn fmt(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+/// "0.49×", or why there is no ratio.
+fn ratio_text(d: &TogetherDisk) -> String {
+    match (d.ratio, &d.error) {
+        (Some(r), _) => format!("{r:.2}×"),
+        (None, Some(_)) => d.status.to_string(),
+        (None, None) => "-".into(),
+    }
+}
+
+/// The sentence naming an outlier.
+fn outlier_sentence(run: &str, d: &TogetherDisk, o: &Outlier) -> String {
+    format!(
+        "OUTLIER: {} in {run}: {:.1} MiB/s, below the median of its {} disks ({}) {:.1} MiB/s by more than {MADS} MADs (limit {:.1}; MAD {:.1}, at least {:.0} % of the median)",
+        d.target,
+        d.mib_s.unwrap_or(0.0),
+        o.group_size,
+        d.group.as_deref().unwrap_or("?"),
+        o.median_mib_s,
+        o.limit_mib_s,
+        o.mad_mib_s,
+        MAD_FLOOR * 100.0
+    )
+}
+
+/// Every outlier named, in run order.
+pub fn outliers(s: &SuiteResult) -> Vec<String> {
+    let Some(rec) = &s.together else {
+        return vec![];
+    };
+    let runs = rec.runs.iter();
+    runs.flat_map(|r| {
+        let named = r
+            .disks
+            .iter()
+            .filter_map(|d| Some((d, d.outlier.as_ref()?)));
+        named.map(|(d, o)| outlier_sentence(&r.name, d, o))
+    })
+    .collect()
+}
+
+/// "2 disks: VIA VL805 carried 612.0 MB/s read, 0.0 MB/s written, 122 % of USB 3 Gen 1 (5 Gb/s)'s 500 MB/s".
+pub fn bus_line(b: &BusLoad) -> String {
+    let mut l = format!(
+        "{} ({}): {:.1} MB/s read, {:.1} MB/s written",
+        b.bus,
+        b.targets.join(", "),
+        b.read_mb_s,
+        b.written_mb_s
+    );
+    if let (Some(c), Some(share)) = (&b.ceiling, b.share()) {
+        let _ = write!(
+            l,
+            ", {:.0} % of one {} link's {:.0} MB/s{}",
+            share * 100.0,
+            c.link,
+            c.mb_s,
+            if c.half_duplex {
+                " (both directions)"
+            } else {
+                " (the busier direction)"
+            }
+        );
+    }
+    l
+}
+
+/// What target `name` did with the others running: its ratios, and `OUTLIER` where it was one;
+/// the line under it in the first table of summary.txt and `report show`.
+pub fn target_line(s: &SuiteResult, name: &str) -> Option<String> {
+    let rec = s.together.as_ref()?;
+    let mine: Vec<(&str, &TogetherDisk)> = rec
+        .runs
+        .iter()
+        .filter_map(|r| Some((r.name.as_str(), r.disks.iter().find(|d| d.target == name)?)))
+        .collect();
+    if mine.is_empty() {
+        return None;
+    }
+    let ratios: Vec<f64> = mine.iter().filter_map(|(_, d)| d.ratio).collect();
+    let mut l = if ratios.is_empty() {
+        "all disks at once: no ratio (see below)".to_string()
+    } else {
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!("all disks at once: {lo:.2}× to {hi:.2}× its figure alone")
+    };
+    let out: Vec<&str> = mine
+        .iter()
+        .filter(|(_, d)| d.outlier.is_some())
+        .map(|(r, _)| *r)
+        .collect();
+    if !out.is_empty() {
+        let _ = write!(l, "; OUTLIER of its model in {}", out.join(", "));
+    }
+    Some(l)
+}
+
+/// One row per run and disk: run, target, together, alone, ratio, outlier.
+pub fn rows(s: &SuiteResult) -> Vec<[String; 6]> {
+    let Some(rec) = &s.together else {
+        return vec![];
+    };
+    let mut v = Vec::new();
+    for r in &rec.runs {
+        for d in &r.disks {
+            v.push([
+                r.name.clone(),
+                d.target.clone(),
+                fmt(d.mib_s),
+                fmt(d.alone_mib_s),
+                ratio_text(d),
+                if d.outlier.is_some() {
+                    "OUTLIER".into()
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+    }
+    v
+}
+
+/// The heading every rendering gives the section.
+pub const HEADING: &str = "All disks at once (each run started on every disk together; MiB/s together and alone, their ratio; an outlier is below its model's median by more than 3 MADs)";
+
+/// summary.txt's (and `report show`'s) section.
+pub fn summary_section(s: &SuiteResult) -> String {
+    let Some(rec) = &s.together else {
+        return String::new();
+    };
+    let mut w = format!("\n{HEADING}:\n");
+    for n in &rec.notes {
+        let _ = writeln!(w, "  {n}");
+    }
+    for r in &rec.runs {
+        let _ = writeln!(w, "  {}", r.name);
+        for d in &r.disks {
+            let _ = write!(
+                w,
+                "    {:<10} {:>9} MiB/s  alone {:>9}  {:>6}",
+                d.target,
+                fmt(d.mib_s),
+                fmt(d.alone_mib_s),
+                ratio_text(d)
+            );
+            if d.outlier.is_some() {
+                w.push_str("  OUTLIER");
+            }
+            if let Some(e) = &d.error {
+                let _ = write!(w, "  {e}");
+            }
+            w.push('\n');
+        }
+        for b in &r.buses {
+            let _ = writeln!(w, "    bus {}", bus_line(b));
+        }
+    }
+    for o in outliers(s) {
+        let _ = writeln!(w, "  {o}");
+    }
+    w
+}
+
+/// The section of `report show --markdown`.
+pub fn markdown(s: &SuiteResult, cell: impl Fn(&str) -> String) -> String {
+    let Some(rec) = &s.together else {
+        return String::new();
+    };
+    let mut w = format!("\n{HEADING}:\n\n");
+    w.push_str(
+        "| run | target | together MiB/s | alone MiB/s | ratio | |\n|---|---|--:|--:|--:|---|\n",
+    );
+    for row in rows(s) {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(w, "| {} |", cells.join(" | "));
+    }
+    for b in rec
+        .runs
+        .iter()
+        .flat_map(|r| r.buses.iter().map(move |b| (r, b)))
+    {
+        let _ = writeln!(w, "\nBus in {}: {}", cell(&b.0.name), cell(&bus_line(b.1)));
+    }
+    for o in outliers(s) {
+        let _ = writeln!(w, "\n**{}**", cell(&o));
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::together::{TogetherRecord, TogetherRun};
+    use crate::model::{Phase, PhaseResult};
+
+    #[test]
+    fn the_disk_below_the_median_by_more_than_three_mads_is_the_outlier() {
+        // median 400, MAD 10 (floor 20): the limit is 340.
+        let o = low_outliers(&[400.0, 410.0, 390.0, 120.0]);
+        let o: Vec<bool> = o.iter().map(Option::is_some).collect();
+        assert_eq!(o, [false, false, false, true]);
+        let found = low_outliers(&[400.0, 410.0, 390.0, 120.0])[3]
+            .clone()
+            .unwrap();
+        assert_eq!((found.median_mib_s, found.group_size), (395.0, 4));
+        assert_eq!(found.mad_mib_s, 10.0);
+        assert_eq!(found.limit_mib_s, 395.0 - 3.0 * 19.75);
+        // wide spread: MAD 100 around 500, so 250 is within 3 MADs
+        assert!(low_outliers(&[500.0, 600.0, 400.0, 250.0, 500.0])
+            .iter()
+            .all(Option::is_none));
+        // faster than the rest is never the bad one
+        assert!(low_outliers(&[400.0, 400.0, 900.0])
+            .iter()
+            .all(Option::is_none));
+    }
+
+    #[test]
+    fn a_mad_of_zero_counts_as_five_percent_of_the_median() {
+        // Two of three equal: MAD 0; a 10 % dip is not an outlier, a 20 % one is.
+        assert!(low_outliers(&[400.0, 400.0, 360.0])
+            .iter()
+            .all(Option::is_none));
+        let o = low_outliers(&[400.0, 400.0, 320.0]);
+        assert!(o[2].is_some() && o[0].is_none());
+        assert_eq!(o[2].as_ref().unwrap().limit_mib_s, 340.0);
+        // two disks: no median says which one is bad
+        assert!(low_outliers(&[400.0, 10.0]).iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn the_ratio_is_together_over_alone_when_both_were_measured() {
+        assert_eq!(ratio(Some(200.0), Some(400.0)), Some(0.5));
+        assert_eq!(ratio(Some(200.0), None), None);
+        assert_eq!(ratio(None, Some(400.0)), None);
+        assert_eq!(ratio(Some(200.0), Some(0.0)), None);
+    }
+
+    fn fileio_result(read_mib_s: f64) -> BenchResult {
+        let mut r = crate::model::bench::tests_support::sample_fileio_result();
+        if let Counters::Fileio(c) = &mut r.counters {
+            (c.read_mib_per_s, c.written_mib_per_s) = (read_mib_s, 0.0);
+        }
+        r
+    }
+
+    #[test]
+    fn analyse_fills_ratios_groups_outliers_and_the_bus_and_every_rendering_names_them() {
+        let phase = Phase::FileioRun {
+            set: 0,
+            mode: crate::fileio::TestMode::Seqrd,
+            threads: 1,
+            queue: None,
+        };
+        let mut s = crate::model::suite::tests_support::two_disk_suite();
+        s.targets.clear();
+        let mut disks = vec![];
+        for (name, alone, together) in [("a", 800.0, 400.0), ("b", 780.0, 410.0), ("c", 30.0, 29.0)]
+        {
+            let mut t = TargetResult::new(name, "/x", crate::model::TargetKind::Directory, "d");
+            let mut p = PhaseResult::new(phase.name(), Some(phase), PhaseStatus::Ok);
+            p.result = Some(fileio_result(alone));
+            t.phases.push(p);
+            s.targets.push(t);
+            disks.push(TogetherDisk {
+                target: name.into(),
+                status: PhaseStatus::Ok,
+                error: None,
+                result: Some(fileio_result(together)),
+                mib_s: None,
+                alone_mib_s: None,
+                ratio: None,
+                group: None,
+                outlier: None,
+            });
+        }
+        s.together = Some(TogetherRecord {
+            runs: vec![TogetherRun {
+                name: format!("together-{}", phase.name()),
+                phase,
+                disks,
+                buses: vec![],
+            }],
+            notes: vec![],
+        });
+        analyse(&mut s);
+        let run = &s.together.as_ref().unwrap().runs[0];
+        let r: Vec<Option<f64>> = run.disks.iter().map(|d| d.ratio).collect();
+        assert_eq!(r, [Some(0.5), Some(410.0 / 780.0), Some(29.0 / 30.0)]);
+        assert!(run
+            .disks
+            .iter()
+            .all(|d| d.group.as_deref() == Some("directory")));
+        let named: Vec<&str> = run
+            .disks
+            .iter()
+            .filter(|d| d.outlier.is_some())
+            .map(|d| d.target.as_str())
+            .collect();
+        assert_eq!(named, ["c"]);
+        assert_eq!(run.buses.len(), 1);
+        assert!((run.buses[0].read_mb_s - 839.0 * 1.048_576).abs() < 1e-6);
+        assert_eq!(run.buses[0].ceiling, None);
+        assert_eq!(
+            target_line(&s, "c").unwrap(),
+            "all disks at once: 0.97× to 0.97× its figure alone; OUTLIER of its model in together-fileio-seqrd-t1"
+        );
+        let text = summary_section(&s);
+        assert!(
+            text.contains("OUTLIER: c in together-fileio-seqrd-t1: 29.0 MiB/s"),
+            "{text}"
+        );
+        assert!(markdown(&s, |c| c.to_string())
+            .contains("| together-fileio-seqrd-t1 | c | 29.0 | 30.0 | 0.97× | OUTLIER |"));
+    }
+}
