@@ -62,7 +62,7 @@ fn suite(d: &Path, disks: &[&LoopDevice], started: impl FnOnce(u32)) -> (PathBuf
         cmd.args(["--disk", disk.dev()]);
     }
     cmd.arg("--profile").arg(&profile).arg("--out").arg(&out);
-    let mut child = cmd
+    let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
