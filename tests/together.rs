@@ -130,6 +130,12 @@ fn with_two_loop_disks_each_gets_its_ratio_together_over_alone() {
         out.to_str().unwrap(),
     ]));
     assert!(md.contains("| together-fileio-seqrd-t1 | "), "{md}");
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(
+        csv.matches(",together-fileio-seqrd-t1,ok,").count(),
+        2,
+        "{csv}"
+    );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<h3>All disks at once</h3>"));
 }

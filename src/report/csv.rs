@@ -93,6 +93,9 @@ pub fn render_csv(s: &SuiteResult) -> String {
             let _ = writeln!(out, "{}", row.join(","));
         }
     }
+    for row in super::together::csv_rows(s, columns, csv_field) {
+        let _ = writeln!(out, "{row}");
+    }
     out
 }
 
@@ -153,6 +156,11 @@ mod tests {
 
     #[test]
     fn csv_has_one_row_per_target_and_test() {
+        assert_eq!(
+            CSV_HEADER.split(',').count(),
+            26,
+            "report::together's test counts 26"
+        );
         let csv = render_csv(&suite());
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);

@@ -323,6 +323,53 @@ pub fn rows(s: &SuiteResult) -> Vec<[String; 6]> {
     v
 }
 
+/// results.csv's rows of the all-at-once runs, one per disk and run, in its `columns`
+/// (`csv_field` quotes a text field): the engine's figures; `vs_best` is left empty (the ratio
+/// to alone is in the other renderings).
+pub fn csv_rows(s: &SuiteResult, columns: usize, csv_field: fn(&str) -> String) -> Vec<String> {
+    let Some(rec) = &s.together else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for run in &rec.runs {
+        for d in &run.disks {
+            let path = s
+                .targets
+                .iter()
+                .find(|t| t.name == d.target)
+                .map_or("", |t| &t.path);
+            let mut row = vec![
+                csv_field(&s.run_id),
+                csv_field(&d.target),
+                csv_field(path),
+                run.name.clone(),
+                d.status.to_string(),
+            ];
+            match (&d.result, d.result.as_ref().map(|r| &r.counters)) {
+                (Some(r), Some(Counters::Fileio(c))) => {
+                    row.extend([r.threads.to_string(), r.events.to_string()]);
+                    row.push(format!("{:.4}", r.total_time_s));
+                    let rates = [c.reads_per_s, c.writes_per_s, c.fsyncs_per_s];
+                    let rates = rates
+                        .into_iter()
+                        .chain([c.read_mib_per_s, c.written_mib_per_s]);
+                    row.extend(rates.chain([0.0; 3]).map(|v| format!("{v:.2}")));
+                    row.extend(["0".to_string(), "0".to_string()]);
+                    let l = &r.latency;
+                    let lat = [l.min_us, l.avg_us, l.p95_us, l.p99_us, l.max_us];
+                    row.extend(lat.map(|us| format!("{:.3}", us / 1e3)));
+                    row.push(String::new());
+                }
+                _ => row.resize(columns - 2, String::new()),
+            }
+            row.push(csv_field(d.error.as_deref().unwrap_or("")));
+            row.push(String::new());
+            out.push(row.join(","));
+        }
+    }
+    out
+}
+
 /// The heading every rendering gives the section.
 pub const HEADING: &str = "All disks at once (each run started on every disk together; MiB/s together and alone, their ratio; an outlier is below its model's median by more than 3 MADs)";
 
@@ -512,6 +559,18 @@ mod tests {
         assert!(
             text.contains("OUTLIER: c in together-fileio-seqrd-t1: 29.0 MiB/s"),
             "{text}"
+        );
+        let header_columns = 26; // results.csv's
+        let rows = csv_rows(&s, header_columns, |f| f.to_string());
+        assert_eq!(rows.len(), 3);
+        assert!(
+            rows.iter().all(|r| r.split(',').count() == header_columns),
+            "{rows:?}"
+        );
+        assert!(
+            rows[2].contains(",c,/x,together-fileio-seqrd-t1,ok,"),
+            "{}",
+            rows[2]
         );
         assert!(markdown(&s, |c| c.to_string())
             .contains("| together-fileio-seqrd-t1 | c | 29.0 | 30.0 | 0.97× | OUTLIER |"));
