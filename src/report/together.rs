@@ -241,7 +241,8 @@ pub fn outliers(s: &SuiteResult) -> Vec<String> {
     .collect()
 }
 
-/// "2 disks: VIA VL805 carried 612.0 MB/s read, 0.0 MB/s written, 122 % of USB 3 Gen 1 (5 Gb/s)'s 500 MB/s".
+/// "VIA VL805 (sda, sdb): 412.0 MB/s read, 0.0 MB/s written, 82 % of one USB 3 Gen 1 (5 Gb/s)
+/// link's 500 MB/s (the busier direction)".
 pub fn bus_line(b: &BusLoad) -> String {
     let mut l = format!(
         "{} ({}): {:.1} MB/s read, {:.1} MB/s written",
@@ -250,6 +251,9 @@ pub fn bus_line(b: &BusLoad) -> String {
         b.read_mb_s,
         b.written_mb_s
     );
+    if b.ceiling.is_none() {
+        l.push_str("; no ceiling known");
+    }
     if let (Some(c), Some(share)) = (&b.ceiling, b.share()) {
         let _ = write!(
             l,
@@ -574,5 +578,80 @@ mod tests {
         );
         assert!(markdown(&s, |c| c.to_string())
             .contains("| together-fileio-seqrd-t1 | c | 29.0 | 30.0 | 0.97× | OUTLIER |"));
+    }
+}
+
+#[cfg(test)]
+mod bus_tests {
+    use super::*;
+    use crate::disk::usb::{UsbController, UsbInfo};
+    use crate::disk::Disk;
+    use crate::model::TargetKind;
+
+    fn usb_target(name: &str, controller: &str, model: &str) -> TargetResult {
+        let usb = UsbInfo {
+            link_speed: Some(crate::disk::usb::LinkSpeed(5000.0)),
+            controller: Some(UsbController {
+                sysfs_path: format!("/sys/devices/{controller}").into(),
+                name: controller.into(),
+                pci_address: None,
+            }),
+            ..UsbInfo::default()
+        };
+        let disk = Disk {
+            name: name.into(),
+            vendor: Some("Samsung".into()),
+            model: Some(model.into()),
+            usb: Some(usb),
+            ..Disk::default()
+        };
+        TargetResult {
+            disk: Some(disk),
+            ..TargetResult::new(name, "/x", TargetKind::Disk, "d")
+        }
+    }
+
+    fn disk(target: &str, read_mib_s: f64) -> TogetherDisk {
+        let mut r = crate::model::bench::tests_support::sample_fileio_result();
+        if let Counters::Fileio(c) = &mut r.counters {
+            (c.read_mib_per_s, c.written_mib_per_s) = (read_mib_s, 0.0);
+        }
+        TogetherDisk {
+            target: target.into(),
+            status: PhaseStatus::Ok,
+            error: None,
+            result: Some(r),
+            mib_s: Some(read_mib_s),
+            alone_mib_s: None,
+            ratio: None,
+            group: None,
+            outlier: None,
+        }
+    }
+
+    #[test]
+    fn disks_on_one_controller_share_its_ceiling_and_models_group_apart() {
+        let targets = [
+            usb_target("sda", "VIA VL805", "T7"),
+            usb_target("sdb", "VIA VL805", "T7"),
+            usb_target("sdc", "RP1 USB controller usb@80000", "T5"),
+        ];
+        let disks = [disk("sda", 200.0), disk("sdb", 150.0), disk("sdc", 300.0)];
+        let refs: Vec<Option<&TargetResult>> = targets.iter().map(Some).collect();
+        let b = buses(&disks, &refs);
+        assert_eq!(b.len(), 2);
+        assert_eq!((b[0].bus.as_str(), b[0].targets.len()), ("VIA VL805", 2));
+        assert!((b[0].read_mb_s - 350.0 * 1.048_576).abs() < 1e-9);
+        let c = b[0].ceiling.as_ref().unwrap();
+        assert_eq!((c.mb_s, c.half_duplex), (500.0, false));
+        assert!(
+            bus_line(&b[0]).contains(
+                "73 % of one USB 3 Gen 1 (5 Gb/s) link's 500 MB/s (the busier direction)"
+            ),
+            "{}",
+            bus_line(&b[0])
+        );
+        assert_eq!(group_of(&targets[0]), "Samsung T7");
+        assert_ne!(group_of(&targets[0]), group_of(&targets[2]));
     }
 }
