@@ -19,6 +19,7 @@ mod options;
 mod phases;
 pub mod plan;
 mod regimes;
+mod repeat;
 mod sampler;
 pub mod suite;
 mod target_run;
