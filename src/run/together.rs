@@ -294,11 +294,41 @@ pub fn planned(
         ));
         let runs = steps.iter().map(|s| s.phase);
         for p in runs.filter(|p| matches!(p, Phase::FileioRun { set: s, .. } if *s == set)) {
-            let secs = plan
-                .time_limit
-                .map_or_else(|| super::plan::estimate_s(&p, profile), |t| t.as_secs());
+            // Run once each, whatever `[repeat]` says of the solo runs.
+            let time = plan.time_limit.or(profile.fileio[set].base.time_limit);
+            let secs = time.map_or(1, |t| t.as_secs().max(1));
             out.push((format!("together-{}", p.name()), secs));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::profile::SuiteProfile;
+
+    #[test]
+    fn the_plan_prepares_each_set_then_runs_it_once_whatever_repeat_says() {
+        let mut p = SuiteProfile::load("standard").unwrap();
+        p.repeat = p.repeat.with_count(3).unwrap();
+        let servers = [super::super::options::ServerChoice::default()];
+        let names: Vec<(String, u64)> = planned(&p, &servers);
+        let expect = [
+            ("together-fileio6-prepare", None),
+            ("together-fileio6-seqrd-1MiB-qd8-t1", Some(20)),
+            ("together-fileio6-seqwr-1MiB-qd8-t1", Some(20)),
+            ("together-fileio3-prepare", None),
+            ("together-fileio3-rndrd-4KiB-qd32-t1", Some(20)),
+            ("together-fileio3-rndwr-4KiB-qd32-t1", Some(20)),
+        ];
+        assert_eq!(names.len(), expect.len(), "{names:?}");
+        for ((name, secs), (want, want_secs)) in names.iter().zip(expect) {
+            assert_eq!(name, want);
+            if let Some(w) = want_secs {
+                assert_eq!(*secs, w, "{name}");
+            }
+        }
+        assert!(planned(&SuiteProfile::load("quick").unwrap(), &servers).is_empty());
+    }
 }
