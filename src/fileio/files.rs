@@ -73,16 +73,23 @@ impl TestFiles {
         let mut files = Vec::with_capacity(cfg.file_num as usize);
         for i in 0..cfg.file_num {
             let path = cfg.file_path(i);
+            let dev = super::device::is_device(&path);
             let mut oo = OpenOptions::new();
+            let mut flags = cfg.extra_flags.open_flags();
+            // A device (`device`): opened read-only for the read modes, exclusively (the kernel
+            // refuses it while mounted or held) for the write modes, never created or truncated.
+            if dev && mode.writes() {
+                flags |= libc::O_EXCL;
+            }
             oo.read(true)
-                .write(true)
-                .custom_flags(cfg.extra_flags.open_flags());
-            if mode == TestMode::Seqwr {
+                .write(!dev || mode.writes())
+                .custom_flags(flags);
+            if mode == TestMode::Seqwr && !dev {
                 oo.create(true).truncate(true);
             }
             let f = oo.open(&path).map_err(|e| open_error(&path, e, cfg))?;
-            if mode != TestMode::Seqwr {
-                let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            if mode != TestMode::Seqwr || dev {
+                let len = super::device::len(&path).unwrap_or(0);
                 if len < file_size {
                     return Err(super::FileioError::FileTooShort {
                         path,
@@ -237,6 +244,10 @@ pub fn open_error(path: &std::path::Path, e: std::io::Error, cfg: &FileioConfig)
         Some(libc::EACCES) | Some(libc::EPERM) => {
             super::FileioError::OpenDenied(path.into()).into()
         }
+        Some(libc::EBUSY) if super::device::is_device(path) => anyhow::anyhow!(
+            "could not open '{p}' ({}) for writing: the device is in use (mounted, or held by another program); unmount it or choose another device",
+            super::device::node(path).display()
+        ),
         _ => anyhow::anyhow!("could not open '{p}': {e}"),
     }
 }
