@@ -87,7 +87,7 @@ impl TestFiles {
             if mode == TestMode::Seqwr && !dev {
                 oo.create(true).truncate(true);
             }
-            let f = oo.open(&path).map_err(|e| open_error(&path, e, cfg))?;
+            let f = open_retrying(&oo, &path, dev).map_err(|e| open_error(&path, e, cfg))?;
             if mode != TestMode::Seqwr || dev {
                 let len = super::device::len(&path).unwrap_or(0);
                 if len < file_size {
@@ -228,6 +228,22 @@ impl Drop for TestFiles {
         for m in &self.maps {
             // SAFETY: unmapping what we mapped.
             unsafe { libc::munmap(m.ptr as *mut libc::c_void, m.len) };
+        }
+    }
+}
+
+/// Opens `path`; a device's exclusive open is tried again for up to 2 s while the kernel says
+/// it is busy: udev probes a device after a writer closed it (measured: a run right after
+/// fio's write run on a loop device found it busy once in four), which is not "in use".
+fn open_retrying(oo: &OpenOptions, path: &std::path::Path, dev: bool) -> std::io::Result<File> {
+    let mut tries = 0;
+    loop {
+        match oo.open(path) {
+            Err(e) if dev && e.raw_os_error() == Some(libc::EBUSY) && tries < 40 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => return r,
         }
     }
 }
