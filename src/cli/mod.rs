@@ -72,6 +72,10 @@ pub struct SuiteArgs {
     /// Configuration file (see config/spindle.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
+    /// Run each measurement (fileio, OLTP, TPC-C run) N times: mean, median, CV and a 95 %
+    /// interval per figure, and verdicts in `report compare` [default: the profile's [repeat], else 1].
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
     /// Bundle directory [default: ./spindle-results/<YYYYmmdd-HHMMSS>-<host>/ (UTC), or
     /// <[suite] out>/<YYYYmmdd-HHMMSS>-<host>/ with --config].
     #[arg(long, value_name = "DIR")]

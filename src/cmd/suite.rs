@@ -83,7 +83,10 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         Some(p) => crate::config::appliance::ApplianceSettings::load(Some(p))?.config,
         None => SpindleConfig::default(),
     };
-    let profile = SuiteProfile::load(args.profile.as_deref().unwrap_or(&config.suite.profile))?;
+    let mut profile = SuiteProfile::load(args.profile.as_deref().unwrap_or(&config.suite.profile))?;
+    if let Some(n) = args.repeat {
+        profile.repeat = profile.repeat.with_count(n).map_err(anyhow::Error::msg)?;
+    }
     let host = crate::sys::HostInfo::collect().hostname;
     let run_id = crate::model::run_id(&host, crate::sys::clock::unix_now());
     let out = match &args.out {
@@ -261,6 +264,20 @@ pub fn describe_plan(req: &RunRequest, plan: &crate::run::targets::DiskPlan) -> 
         phases.len(),
         total.div_ceil(60)
     );
+    if p.repeat.max > 1 {
+        let _ = writeln!(
+            w,
+            "  each measurement run {} times{}",
+            p.repeat.count,
+            match p.repeat.until_ci_pct {
+                Some(c) => format!(
+                    ", up to {} while its 95 % interval is wider than ±{c} %",
+                    p.repeat.max
+                ),
+                None => String::new(),
+            }
+        );
+    }
     for (ph, s) in phases.iter().zip(&secs) {
         let _ = writeln!(w, "  {:<34} ~{s} s", ph.name());
     }

@@ -6,9 +6,11 @@
 pub mod appliance;
 pub mod cliff;
 pub mod fileio;
+mod fileio_set;
 pub mod oltp;
 pub mod profile;
 pub mod regimes;
+pub mod repeat;
 pub mod spindle;
 pub mod steady;
 pub mod tpcc;

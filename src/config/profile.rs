@@ -7,16 +7,17 @@
 //! mode, compat level, flag list and distribution name parsed — so the run layer never looks at
 //! a string again. Every error names the profile (built-in name or file) and the key.
 
+use super::fileio_set::{one, resolve_fileio, size, thread_counts, yes, KeyError};
+pub use super::fileio_set::{FileioPlan, FileioSet, TotalSize};
 use super::steady::from_keys;
 use crate::engine::SteadySettings;
-use crate::fileio::{Compat, ExtraFlags, FileioConfig, Fill, IoMode, TestMode};
+use crate::fileio::{FileioConfig, TestMode};
 use crate::model::ProfileRecord;
 use crate::oltp::{OltpConfig, RandType, Workload};
 use crate::provision::mysqld::MysqldSettings;
 use crate::tpcc::{HomeWarehouse, Statements, TpccConfig};
 use anyhow::bail;
 use serde::Deserialize;
-use std::time::Duration;
 
 /// The built-in profiles, by name.
 pub const BUILTIN: [(&str, &str); 4] = [
@@ -57,61 +58,9 @@ pub struct ProfileFile {
     /// The sustained sequential write that finds the SLC-cache cliff, after the fileio sets.
     #[serde(default)]
     pub cliff: Option<super::cliff::CliffProfile>,
-}
-
-/// One fileio file set and the runs made on it, as written.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileioSet {
-    /// `--file-num`.
-    pub file_num: u32,
-    /// `--file-total-size`: a size (`256M`, `50G`) or `NxRAM` (e.g. `2xRAM`: twice the memory,
-    /// so reads cannot be served from the page cache).
-    pub total_size: String,
-    /// `--file-block-size` [16K].
-    #[serde(default = "default_block")]
-    pub block_size: String,
-    /// Test modes, in order (`seqwr`, `seqrewr`, `seqrd`, `rndrd`, `rndwr`, `rndrw`).
-    pub modes: Vec<String>,
-    /// Thread counts; every mode runs once per count.
-    pub threads: Vec<u32>,
-    /// `--time` per run, seconds (0 = no time limit).
-    #[serde(default = "default_time")]
-    pub time: u64,
-    /// `--events` per run (0 = no limit; with compat 0.4 the request limit).
+    /// How many times each measurement runs (`[repeat]`).
     #[serde(default)]
-    pub events: u64,
-    /// `--file-extra-flags` (e.g. `direct` so requests bypass the page cache).
-    #[serde(default)]
-    pub extra_flags: String,
-    /// `--file-fsync-freq` [100].
-    #[serde(default = "default_fsync_freq")]
-    pub fsync_freq: u64,
-    /// `--compat`: `1.0` or `0.4`.
-    #[serde(default = "default_compat")]
-    pub compat: String,
-    /// Drop the page cache before each run (only possible as root).
-    #[serde(default = "yes")]
-    pub drop_caches: bool,
-    /// `--report-interval`, seconds [1]: the throughput and p95/p99 over time in report.html
-    /// (0 = off).
-    #[serde(default = "one")]
-    pub report_interval: u64,
-    /// `--file-io-mode`: `sync` (pread/pwrite), `async` (io_uring, `async_backlog` requests in
-    /// flight per thread) or `mmap` [sync].
-    #[serde(default)]
-    pub io_mode: Option<String>,
-    /// `--file-async-backlog`: the queue depth per thread of an async set [128].
-    #[serde(default)]
-    pub async_backlog: Option<u32>,
-    /// `--file-fill`: `zero` (as sysbench) or `random` (incompressible) [zero].
-    #[serde(default)]
-    pub fill: Option<String>,
-    /// fio's `ss`, `ss_dur`, `ss_ramp` (`--ss`, …): each run's steady-state criterion,
-    /// window and ramp, seconds [`iops_slope:10%`, a third and a sixth of the run].
-    pub ss: Option<String>,
-    pub ss_dur: Option<u64>,
-    pub ss_ramp: Option<u64>,
+    pub repeat: Option<super::repeat::RepeatProfile>,
 }
 
 /// Server settings for the suite (a subset of `spindle mysqld` options), as written.
@@ -201,24 +150,6 @@ pub struct TpccProfile {
     pub ss_ramp: Option<u64>,
 }
 
-fn default_block() -> String {
-    "16K".into()
-}
-fn default_time() -> u64 {
-    10
-}
-fn default_fsync_freq() -> u64 {
-    100
-}
-fn default_compat() -> String {
-    "1.0".into()
-}
-fn yes() -> bool {
-    true
-}
-fn one() -> u64 {
-    1
-}
 fn ten() -> u64 {
     10
 }
@@ -235,6 +166,8 @@ pub struct SuiteProfile {
     pub tpcc: Option<TpccPlan>,
     /// The cliff write (its directory set per target when it runs).
     pub cliff: Option<crate::fileio::sustained::SustainedConfig>,
+    /// Runs of each measurement (once unless `[repeat]` or `--repeat` says more).
+    pub repeat: super::repeat::RepeatPlan,
 }
 
 /// TPC-C on the target's server.
@@ -245,38 +178,6 @@ pub struct TpccPlan {
     /// Check the consistency conditions after the run.
     pub check: bool,
     /// The run's steady-state criterion, window and ramp.
-    pub steady: SteadySettings,
-}
-
-/// The total size of a fileio set.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TotalSize {
-    Bytes(u64),
-    /// A multiple of the machine's RAM (`2xRAM`).
-    RamTimes(f64),
-}
-
-impl TotalSize {
-    /// Bytes on a machine with `ram_bytes` of memory.
-    pub fn bytes(self, ram_bytes: u64) -> u64 {
-        match self {
-            TotalSize::Bytes(b) => b,
-            TotalSize::RamTimes(n) => (ram_bytes as f64 * n) as u64,
-        }
-    }
-}
-
-/// One fileio set: the engine settings shared by its runs, and what varies.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FileioPlan {
-    /// Everything but the directory, the total size, the mode and the thread count.
-    pub base: FileioConfig,
-    pub total: TotalSize,
-    pub modes: Vec<TestMode>,
-    pub threads: Vec<u32>,
-    /// Drop the page cache before each run (root only).
-    pub drop_caches: bool,
-    /// Each run's steady-state criterion, window and ramp.
     pub steady: SteadySettings,
 }
 
@@ -361,20 +262,19 @@ impl SuiteProfile {
             .collect::<anyhow::Result<Vec<_>>>()?;
         let mysqld =
             resolve_mysqld(&file.mysqld).map_err(|(k, e)| key(format!("mysqld.{k}"), e))?;
-        let oltp = match &file.oltp {
-            Some(o) => Some(resolve_oltp(o).map_err(|(k, e)| key(format!("oltp.{k}"), e))?),
-            None => None,
-        };
-        let tpcc = match &file.tpcc {
-            Some(t) => Some(resolve_tpcc(t).map_err(|(k, e)| key(format!("tpcc.{k}"), e))?),
-            None => None,
-        };
-        let cliff = match &file.cliff {
-            Some(c) => {
-                Some(super::cliff::resolve(c).map_err(|(k, e)| key(format!("cliff.{k}"), e))?)
-            }
-            None => None,
-        };
+        let oltp = (file.oltp.as_ref())
+            .map(|o| resolve_oltp(o).map_err(|(k, e)| key(format!("oltp.{k}"), e)))
+            .transpose()?;
+        let tpcc = (file.tpcc.as_ref())
+            .map(|t| resolve_tpcc(t).map_err(|(k, e)| key(format!("tpcc.{k}"), e)))
+            .transpose()?;
+        let cliff = (file.cliff.as_ref())
+            .map(|c| super::cliff::resolve(c).map_err(|(k, e)| key(format!("cliff.{k}"), e)))
+            .transpose()?;
+        let repeat = (file.repeat.as_ref())
+            .map(|r| super::repeat::resolve(r).map_err(|(k, e)| key(format!("repeat.{k}"), e)))
+            .transpose()?
+            .unwrap_or_default();
         Ok(SuiteProfile {
             record: ProfileRecord {
                 name: if file.name.is_empty() {
@@ -391,120 +291,9 @@ impl SuiteProfile {
             oltp,
             tpcc,
             cliff,
+            repeat,
         })
     }
-}
-
-/// An error at a key (relative to its table) with the reason.
-type KeyError = (&'static str, String);
-
-fn size(k: &'static str, v: &str) -> Result<u64, KeyError> {
-    crate::units::parse_size(v).map_err(|e| (k, e))
-}
-
-fn thread_counts(k: &'static str, v: &[u32]) -> Result<Vec<u32>, KeyError> {
-    if v.is_empty() || v.contains(&0) {
-        return Err((k, "must list thread counts of at least 1".into()));
-    }
-    Ok(v.to_vec())
-}
-
-fn resolve_total(t: &str) -> Result<TotalSize, KeyError> {
-    let t = t.trim();
-    if let Some(n) = t.strip_suffix("xRAM").or_else(|| t.strip_suffix("xram")) {
-        return match n.trim().parse::<f64>() {
-            Ok(n) if n > 0.0 && n.is_finite() => Ok(TotalSize::RamTimes(n)),
-            _ => Err((
-                "total_size",
-                format!("'{t}': use a size like 4G or a multiple of RAM like 2xRAM"),
-            )),
-        };
-    }
-    Ok(TotalSize::Bytes(size("total_size", t)?))
-}
-
-fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
-    if f.file_num == 0 {
-        return Err(("file_num", "must be at least 1".into()));
-    }
-    let Some(compat) = crate::units::from_word::<Compat>(&f.compat) else {
-        return Err(("compat", format!("'{}': use \"1.0\" or \"0.4\"", f.compat)));
-    };
-    if f.modes.is_empty() {
-        return Err(("modes", "is empty: list at least one test mode".into()));
-    }
-    let modes = f
-        .modes
-        .iter()
-        .map(|m| {
-            crate::units::from_word::<TestMode>(m).ok_or_else(|| {
-                (
-                    "modes",
-                    format!(
-                        "unknown test mode '{m}': use seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw"
-                    ),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if f.time == 0 && f.events == 0 && compat == Compat::V1_0 {
-        return Err((
-            "time",
-            "and events are both 0: the runs would never end".into(),
-        ));
-    }
-    let d = FileioConfig::default();
-    let io_mode = match &f.io_mode {
-        Some(m) => crate::units::from_word::<IoMode>(m)
-            .ok_or_else(|| ("io_mode", format!("'{m}': use sync, async or mmap")))?,
-        None => d.io_mode,
-    };
-    let async_backlog = f.async_backlog.unwrap_or(d.async_backlog);
-    let max = crate::fileio::config::MAX_ASYNC_BACKLOG;
-    if !(1..=max).contains(&async_backlog) {
-        return Err((
-            "async_backlog",
-            format!(
-                "{async_backlog} is out of range: use 1 to {max} (requests in flight per thread)"
-            ),
-        ));
-    }
-    let fill = match &f.fill {
-        Some(v) => crate::units::from_word::<Fill>(v)
-            .ok_or_else(|| ("fill", format!("'{v}': use zero or random")))?,
-        None => d.fill,
-    };
-    let base = FileioConfig {
-        file_num: f.file_num,
-        block_size: size("block_size", &f.block_size)?,
-        extra_flags: ExtraFlags::parse(&f.extra_flags).map_err(|e| ("extra_flags", e))?,
-        fsync_freq: f.fsync_freq,
-        time_limit: (f.time > 0).then(|| Duration::from_secs(f.time)),
-        report_interval: (f.report_interval > 0).then(|| Duration::from_secs(f.report_interval)),
-        events: f.events,
-        compat,
-        io_mode,
-        async_backlog,
-        fill,
-        ..d
-    };
-    if base.io_mode == IoMode::Mmap && base.extra_flags.direct {
-        return Err((
-            "io_mode",
-            "\"mmap\" cannot be combined with direct I/O (extra_flags = \"direct\")".into(),
-        ));
-    }
-    if base.block_size == 0 {
-        return Err(("block_size", "must be at least 1 byte".into()));
-    }
-    Ok(FileioPlan {
-        base,
-        total: resolve_total(&f.total_size)?,
-        modes,
-        threads: thread_counts("threads", &f.threads)?,
-        drop_caches: f.drop_caches,
-        steady: from_keys(f.ss.as_deref(), f.ss_dur, f.ss_ramp, f.report_interval)?,
-    })
 }
 
 fn resolve_mysqld(m: &MysqldProfile) -> Result<MysqldSettings, KeyError> {
@@ -651,6 +440,7 @@ fn resolve_tpcc(t: &TpccProfile) -> Result<TpccPlan, KeyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fileio::{Compat, Fill, IoMode};
 
     #[test]
     fn builtin_profiles_resolve() {

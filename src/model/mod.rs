@@ -2,7 +2,7 @@
 //! test's result ([`BenchResult`]: an engine's [`crate::engine::Measurement`] with its
 //! options, the tool and the host; `bench.rs`), the steps of a suite run ([`Phase`],
 //! [`Regime`]; `phase.rs`), a whole suite run ([`SuiteResult`]; `suite.rs`), its targets and
-//! phase results (`target.rs`) and their statuses (`status.rs`), with the views every
+//! phase results (`target.rs`; a measurement's repeated runs: `repeat.rs`) and their statuses (`status.rs`), with the views every
 //! rendering shares: what the statuses say (`outcome.rs`) and a disk's recorded facts
 //! (`facts.rs`). The SLC-cache cliff phase's record is `cliff.rs`. Reading a document back, older schemas upgraded, is here too (`load.rs` for
 //! `spindle report`'s files); rendering is `report`'s, writing a run's bundle
@@ -14,6 +14,7 @@ pub mod facts;
 pub mod load;
 pub mod outcome;
 pub mod phase;
+pub mod repeat;
 pub mod status;
 pub mod suite;
 pub mod target;

@@ -196,6 +196,10 @@ pub struct PhaseResult {
     /// documents when they are read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity: Option<super::Validity>,
+    /// A measurement run several times (`[repeat]`): every run's figure; `result` is the
+    /// median run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<super::repeat::Repeats>,
 }
 
 impl PhaseResult {
@@ -218,6 +222,7 @@ impl PhaseResult {
             server: None,
             device_io: None,
             validity: None,
+            repeats: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::model::{PhaseStatus, SuiteResult};
 use std::fmt::Write as _;
 
 /// The CSV header of `results.csv`.
-pub const CSV_HEADER: &str = "run_id,target,path,test,status,threads,events,total_time_s,reads_per_s,writes_per_s,fsyncs_per_s,read_mib_per_s,written_mib_per_s,tps,qps,tpmc,ignored_errors,reconnects,lat_min_ms,lat_avg_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,vs_best,error,validity";
+pub const CSV_HEADER: &str = "run_id,target,path,test,status,threads,events,total_time_s,reads_per_s,writes_per_s,fsyncs_per_s,read_mib_per_s,written_mib_per_s,tps,qps,tpmc,ignored_errors,reconnects,lat_min_ms,lat_avg_ms,lat_p95_ms,lat_p99_ms,lat_max_ms,vs_best,error,validity,repeats,mean,median,cv_pct,ci95_low,ci95_high,p99_ci95_low_ms,p99_ci95_high_ms";
 
 pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -20,11 +20,14 @@ pub(crate) fn csv_field(s: &str) -> String {
 /// write). `vs_best` is the
 /// test's main figure (req/s, tps, TpmC) over the best target's, as in summary.txt;
 /// `validity` the result's verdict (`report::validity`: green, amber or red), last so older
-/// spreadsheets keep their columns.
+/// spreadsheets keep their columns; then a repeated measurement's statistics over its runs
+/// (`stats::repeat`: the main figure's mean, median, CV and 95 % interval, and p99's interval).
 pub fn render_csv(s: &SuiteResult) -> String {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
-    let columns = CSV_HEADER.split(',').count();
+    // The columns up to `validity`; the repeat columns follow.
+    let columns = CSV_HEADER.split(',').count() - REPEAT_COLUMNS;
+    let no_repeats = ",".repeat(REPEAT_COLUMNS);
     for t in &s.targets {
         for p in &t.phases {
             let head = [
@@ -36,13 +39,13 @@ pub fn render_csv(s: &SuiteResult) -> String {
             ];
             let Some(r) = &p.result else {
                 if let Some(c) = &p.cliff {
-                    let _ = writeln!(out, "{}", cliff_row(&head, p, c, columns));
+                    let _ = writeln!(out, "{}{no_repeats}", cliff_row(&head, p, c, columns));
                 } else if p.status != PhaseStatus::Ok && is_measurement(p) {
                     let mut row = head.to_vec();
                     row.resize(columns - 2, String::new());
                     row.push(csv_field(p.error.as_deref().unwrap_or("")));
                     row.push(String::new());
-                    let _ = writeln!(out, "{}", row.join(","));
+                    let _ = writeln!(out, "{}{no_repeats}", row.join(","));
                 }
                 continue;
             };
@@ -90,8 +93,33 @@ pub fn render_csv(s: &SuiteResult) -> String {
                     .map_or("", |v| v.verdict.word())
                     .to_string(),
             );
+            row.extend(repeat_fields(p));
             let _ = writeln!(out, "{}", row.join(","));
         }
+    }
+    out
+}
+
+/// The repeat columns' count.
+const REPEAT_COLUMNS: usize = 8;
+
+/// A repeated measurement's runs, mean, median, CV %, 95 % interval and p99's interval; empty
+/// fields for one run.
+fn repeat_fields(p: &crate::model::PhaseResult) -> Vec<String> {
+    use crate::stats::repeat::summarise;
+    let mut out = vec![String::new(); REPEAT_COLUMNS];
+    let Some(rp) = &p.repeats else { return out };
+    out[0] = rp.runs.len().to_string();
+    if let Some(v) = summarise(&rp.values()) {
+        out[1] = format!("{:.2}", v.mean);
+        out[2] = format!("{:.2}", v.median);
+        out[3] = format!("{:.2}", v.cv * 100.0);
+        if let Some((lo, hi)) = v.ci {
+            (out[4], out[5]) = (format!("{lo:.2}"), format!("{hi:.2}"));
+        }
+    }
+    if let Some((lo, hi)) = summarise(&rp.p99s()).and_then(|s| s.ci) {
+        (out[6], out[7]) = (format!("{lo:.3}"), format!("{hi:.3}"));
     }
     out
 }

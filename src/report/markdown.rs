@@ -48,6 +48,9 @@ pub fn render(s: &SuiteResult) -> String {
                 f.p95_ms,
                 f.p99_ms
             );
+            if let Some(rp) = &p.repeats {
+                let _ = writeln!(w, "| | | {} | | | | |", cell(&super::repeat::line(rp)));
+            }
         }
     }
     cdm(&mut w, s);

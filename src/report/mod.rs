@@ -19,6 +19,7 @@ pub mod params;
 pub mod queueing;
 pub mod rank;
 pub mod regimes;
+pub mod repeat;
 pub mod server;
 pub mod summary;
 pub mod sysbench_text;

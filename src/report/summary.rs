@@ -224,6 +224,9 @@ fn test_table(w: &mut String, s: &SuiteResult, test: &str, doubts: &DoubtList) {
                 if let Some(v) = super::validity::of_phase(s, t, p) {
                     let _ = writeln!(w, "  {:<10} {}", "", v.line());
                 }
+                if let Some(rp) = &p.repeats {
+                    let _ = writeln!(w, "  {:<10} {}", "", super::repeat::line(rp));
+                }
             }
             None => {
                 let _ = writeln!(

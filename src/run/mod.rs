@@ -18,6 +18,7 @@ mod options;
 mod phases;
 pub mod plan;
 mod regimes;
+mod repeat;
 mod sampler;
 pub mod suite;
 mod target_run;

@@ -174,6 +174,16 @@ const PREPARE_BYTES_PER_S: u64 = 200 << 20;
 /// the profile's run times; preparations and server starts are rough guesses for a Raspberry
 /// Pi 4 with a USB3 SSD (a set given as `NxRAM` counts as 4 GiB).
 pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
+    let once = estimate_once(phase, p);
+    if phase.is_measurement() {
+        once * p.repeat.count as u64
+    } else {
+        once
+    }
+}
+
+/// [`estimate_s`] of one run.
+fn estimate_once(phase: &Phase, p: &SuiteProfile) -> u64 {
     use crate::config::profile::TotalSize;
     match phase {
         Phase::FileioPrepare { set } => {

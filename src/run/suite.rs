@@ -311,8 +311,28 @@ impl DiskWatch {
     }
 }
 
-/// Runs one phase (or records why it did not run) and classifies how it ended.
+/// Runs one phase (or records why it did not run) and classifies how it ended; a measurement
+/// as many times as the profile's `[repeat]` says (`run::repeat`).
 fn execute_phase(
+    opts: &SuiteOptions,
+    run: &mut TargetRun,
+    step: &Step,
+    target: &mut TargetResult,
+    chatter: &Chatter,
+    controller: &Controller,
+) -> PhaseResult {
+    let first = run_once(opts, run, step, target, chatter, controller);
+    let plan = opts.profile.repeat;
+    if !step.phase.is_measurement() || plan.max <= 1 {
+        return first;
+    }
+    super::repeat::repeat(&plan, first, controller, || {
+        run_once(opts, run, step, target, chatter, controller)
+    })
+}
+
+/// Runs one phase once and classifies how it ended.
+fn run_once(
     opts: &SuiteOptions,
     run: &mut TargetRun,
     step: &Step,

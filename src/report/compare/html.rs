@@ -3,7 +3,8 @@
 //! kept apart with the options that differ.
 
 use super::text::{
-    doubt_lines, doubts_cell, median_cell, ratio_cell, runs_cell, summary_rows, validity_cell,
+    ci_cell, doubt_lines, doubts_cell, median_cell, p99_cell, ratio_cell, runs_cell, summary_rows,
+    validity_cell, verdict_cell,
 };
 use super::{Comparison, TestTable};
 use crate::report::html::page::{esc, num, page_end, page_start, table};
@@ -132,6 +133,9 @@ fn test_section(out: &mut String, c: &Comparison, t: &TestTable) {
                 num(esc(&ratio_cell(c, r))),
                 num(esc(&doubts_cell(r))),
                 esc(&validity_cell(r)),
+                num(esc(&ci_cell(r))),
+                esc(&verdict_cell(c, r)),
+                esc(&p99_cell(r)),
                 esc(&runs_cell(r)),
             ]
         })
@@ -145,6 +149,9 @@ fn test_section(out: &mut String, c: &Comparison, t: &TestTable) {
             "\u{1}Ratio",
             "\u{1}Doubts",
             "Validity",
+            "\u{1}95% interval of the mean, CV",
+            "Against the baseline (ratio [95%])",
+            "p99 against the baseline's",
             "Each run",
         ],
         &rows,

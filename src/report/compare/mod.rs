@@ -16,6 +16,7 @@ use super::metric::{self, Family};
 use super::params;
 use crate::model::load::Loaded;
 use crate::model::{Colour, PhaseResult, PhaseStatus, SuiteResult, TargetResult};
+use crate::stats::repeat::{Difference, Summary};
 use anyhow::bail;
 use serde_json::Value;
 
@@ -72,6 +73,16 @@ pub struct DiskRow {
     pub doubts: Vec<usize>,
     /// (run, verdict) of each figure (`report::validity`), in run order.
     pub validity: Vec<(usize, Colour)>,
+    /// The repeats the median is over (every run of every figure pooled): mean, median, CV,
+    /// the 95 % interval; for the figure and for its p99 latency.
+    pub spread: Option<Summary>,
+    pub p99: Option<Summary>,
+    /// Against the baseline, with 2 or more repeats on both sides: the ratio of the means,
+    /// its 95 % interval and faster / slower / not distinguishable; and the same for p99.
+    pub difference: Option<Difference>,
+    pub p99_difference: Option<Difference>,
+    /// (run, repeats) behind this row's figures and their p99s, before pooling.
+    samples: Vec<(usize, Vec<f64>, Vec<f64>)>,
 }
 
 /// One doubt of the comparison and the figures it holds for.
@@ -143,6 +154,9 @@ struct Entry {
     /// no doubt states (the link ceiling, the page cache at 2× RAM, USB trouble).
     doubts: Vec<String>,
     validity: Option<Colour>,
+    /// Every repeat's figure (one when the phase ran once) and p99 latency.
+    samples: Vec<f64>,
+    p99s: Vec<f64>,
 }
 
 /// The validity rules whose reasons a comparison lists beside the doubts (the other rules
@@ -221,6 +235,18 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                 };
                 let m = metric::primary(r);
                 let (doubts, validity) = doubts_and_verdict(s, t, p);
+                let ok = p.status == PhaseStatus::Ok && m.value > 0.0;
+                let (samples, p99s) = match &p.repeats {
+                    Some(rp) => (rp.values(), rp.p99s()),
+                    None if ok => (
+                        vec![m.value],
+                        (r.latency.count > 0)
+                            .then_some(r.latency.p99_us / 1e3)
+                            .into_iter()
+                            .collect(),
+                    ),
+                    None => (vec![], vec![]),
+                };
                 entries.push(Entry {
                     run: ri,
                     disk: di,
@@ -228,16 +254,66 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                     family,
                     unit: m.unit,
                     value: m.value,
-                    ok: p.status == PhaseStatus::Ok && m.value > 0.0,
-                    fingerprint: params::fingerprint(r),
+                    ok,
+                    fingerprint: workload(s, t, p, r, validity),
                     params: params::describe(r),
                     doubts,
                     validity,
+                    samples,
+                    p99s,
                 });
             }
         }
     }
     (runs, disks, entries)
+}
+
+/// What must be equal for two figures to be compared: the test's options (`params`), the
+/// server's flavor and pinned settings for a database test, and whether the validity verdict
+/// is red — a red figure against a green or amber one compares a cache or a broken run with a
+/// disk.
+fn workload(
+    s: &SuiteResult,
+    t: &TargetResult,
+    p: &PhaseResult,
+    r: &crate::model::BenchResult,
+    validity: Option<Colour>,
+) -> Value {
+    let mut fp = params::fingerprint(r);
+    if let Value::Object(o) = &mut fp {
+        if !matches!(r.options, crate::model::TestOptions::Fileio(_)) {
+            let server = match &p.server {
+                Some(k) => {
+                    let name = k
+                        .parse::<crate::provision::mysqld::Flavor>()
+                        .map(|f| f.to_string())
+                        .unwrap_or_default();
+                    t.servers.iter().find(|v| v.flavor == name)
+                }
+                None => t.servers.first(),
+            };
+            if let Some(v) = server {
+                o.insert("server_flavor".into(), Value::from(v.flavor.clone()));
+                o.insert(
+                    "server_settings".into(),
+                    serde_json::to_value(&v.settings).unwrap_or(Value::Null),
+                );
+            }
+        }
+        // Red: the figure is not the disk's (a cache, a broken link). Green and amber are both
+        // the disk's, amber with a doubt the validity column shows.
+        let colour =
+            validity.or_else(|| crate::report::validity::of_phase(s, t, p).map(|v| v.verdict));
+        if let Some(c) = colour {
+            let judged = if c == Colour::Red {
+                "red"
+            } else {
+                "green or amber"
+            };
+            o.insert("validity".into(), Value::from(judged));
+        }
+    }
+    fp
 }
 
 /// Resolves `--baseline`: a run (run id or file/directory given) or a disk (stable id,
@@ -339,9 +415,19 @@ fn rows(variant: &[&Entry], baseline: Baseline) -> Vec<DiskRow> {
                     .iter()
                     .filter_map(|e| e.validity.map(|v| (e.run, v)))
                     .collect(),
+                spread: None,
+                p99: None,
+                difference: None,
+                p99_difference: None,
+                samples: mine
+                    .iter()
+                    .filter(|e| e.ok)
+                    .map(|e| (e.run, e.samples.clone(), e.p99s.clone()))
+                    .collect(),
             }
         })
         .collect();
+    judge_rows(&mut rows, baseline);
     let base_disk = match baseline {
         Baseline::Disk(b) => rows.iter().find(|r| r.disk == b).and_then(|r| r.median),
         Baseline::Run(_) => None,
@@ -357,6 +443,53 @@ fn rows(variant: &[&Entry], baseline: Baseline) -> Vec<DiskRow> {
         };
     }
     rows
+}
+
+/// The repeats of `row` pooled over its runs, without the baseline run's for a run baseline
+/// (as its median is): (figures, p99s).
+fn pooled(row: &DiskRow, baseline: Baseline) -> (Vec<f64>, Vec<f64>) {
+    let others = row
+        .samples
+        .iter()
+        .filter(|s| baseline != Baseline::Run(s.0))
+        .count();
+    let take = |s: &&(usize, Vec<f64>, Vec<f64>)| others == 0 || baseline != Baseline::Run(s.0);
+    let v = row.samples.iter().filter(take).flat_map(|s| s.1.clone());
+    let p = row.samples.iter().filter(take).flat_map(|s| s.2.clone());
+    (v.collect(), p.collect())
+}
+
+/// Each row's spread over its repeats and its difference from the baseline's repeats (the
+/// baseline disk's pooled, or this disk's in the baseline run).
+fn judge_rows(rows: &mut [DiskRow], baseline: Baseline) {
+    use crate::stats::repeat::{compare, summarise, NOISE};
+    let base_disk = match baseline {
+        Baseline::Disk(b) => rows
+            .iter()
+            .find(|r| r.disk == b)
+            .map(|r| pooled(r, baseline)),
+        Baseline::Run(_) => None,
+    };
+    for r in rows.iter_mut() {
+        let (v, p) = pooled(r, baseline);
+        r.spread = summarise(&v);
+        r.p99 = summarise(&p);
+        let base = match baseline {
+            Baseline::Disk(b) if b == r.disk => None,
+            Baseline::Disk(_) => base_disk.clone(),
+            Baseline::Run(run) => r
+                .samples
+                .iter()
+                .find(|s| s.0 == run)
+                .filter(|_| r.samples.iter().any(|s| s.0 != run))
+                .map(|s| (s.1.clone(), s.2.clone())),
+        };
+        if let Some((bv, bp)) = base {
+            r.difference = compare(&v, &bv, NOISE);
+            // Lower latency is better: the verdict is read off the inverse ratio by renderers.
+            r.p99_difference = compare(&p, &bp, NOISE);
+        }
+    }
 }
 
 /// Does this entry belong to the baseline?

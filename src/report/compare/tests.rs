@@ -227,19 +227,25 @@ fn each_figure_shows_its_verdict_per_run_and_the_reasons_no_doubt_states() {
         }
     }
     let c = compare(&inputs, &[], Some("r1")).unwrap();
+    // A red figure is never compared with one that is not: run 2's is kept apart, saying why.
+    assert_eq!(c.tests.len(), 2, "{:?}", c.tests);
     let row = &c.tests[0].rows[0];
-    assert_eq!(row.validity.iter().map(|v| v.1).max(), Some(Colour::Red));
-    assert_eq!(text::validity_cell(row).split(", ").count(), 2, "{row:?}");
-    assert!(
-        text::validity_cell(row).starts_with("[1] red, [2] "),
-        "{row:?}"
-    );
+    assert_eq!(row.validity, vec![(0, Colour::Red)]);
+    assert_eq!(text::validity_cell(row), "red");
+    let apart = c.tests[1]
+        .apart
+        .as_ref()
+        .expect("run 2 kept apart")
+        .join("; ");
+    assert_eq!(apart, "validity red vs green or amber");
+    assert_ne!(c.tests[1].rows[0].validity[0].1, Colour::Red);
     let text = text::render(&c);
     assert!(
         text.contains("validity red (link_ceiling): ") && text.contains("200"),
         "{text}"
     );
-    assert!(html::render(&c).contains("[1] red, [2] "));
+    assert!(text.contains("parameters differ: validity red vs green or amber"));
+    assert!(html::render(&c).contains("the parameters differ — validity red vs green or amber"));
     let rows = csv::render(&inputs, &c);
     // validity,metric,unit,value end each row (params before them hold commas).
     assert!(csv::HEADER.ends_with(",validity,metric,unit,value"));

@@ -18,6 +18,61 @@ pub(crate) fn median_cell(r: &DiskRow) -> String {
     }
 }
 
+/// The 95 % interval of the mean over the row's repeats with the CV: `1.2k–1.3k CV 2.1%`,
+/// `bimodal` added when the repeats fall into two groups; `-` with one repeat.
+pub(crate) fn ci_cell(r: &DiskRow) -> String {
+    match r.spread {
+        Some(s) => match s.ci {
+            Some((lo, hi)) => format!(
+                "{}–{} CV {:.1}%{}",
+                fmt_num(lo),
+                fmt_num(hi),
+                s.cv * 100.0,
+                if s.bimodal { " bimodal" } else { "" }
+            ),
+            None => "-".into(),
+        },
+        None => "-".into(),
+    }
+}
+
+/// The verdict against the baseline with the ratio's interval: `faster 1.48× [1.41–1.55]`;
+/// `-` when either side has fewer than 2 repeats.
+pub(crate) fn verdict_cell(c: &Comparison, r: &DiskRow) -> String {
+    if c.baseline == Baseline::Disk(r.disk) {
+        return "baseline".into();
+    }
+    match r.difference {
+        Some(d) => format!(
+            "{} {:.2}× [{:.2}–{:.2}]",
+            d.verdict.words(),
+            d.ratio,
+            d.ci.0,
+            d.ci.1
+        ),
+        None => "-".into(),
+    }
+}
+
+/// The p99 latency against the baseline's: `p99 0.91× [0.85–0.97] lower`.
+pub(crate) fn p99_cell(r: &DiskRow) -> String {
+    use crate::stats::repeat::Verdict;
+    match r.p99_difference {
+        Some(d) => format!(
+            "{:.2}× [{:.2}–{:.2}] {}",
+            d.ratio,
+            d.ci.0,
+            d.ci.1,
+            match d.verdict {
+                Verdict::Higher => "higher",
+                Verdict::Lower => "lower",
+                Verdict::NotDistinguishable => "not distinguishable",
+            }
+        ),
+        None => "-".into(),
+    }
+}
+
 /// The ratio to the baseline, or why there is none.
 pub(crate) fn ratio_cell(c: &Comparison, r: &DiskRow) -> String {
     match (r.ratio, c.baseline) {
@@ -40,6 +95,7 @@ fn test_table(w: &mut String, c: &Comparison, t: &TestTable) {
             why.join("; ")
         );
     }
+    let repeats = t.rows.iter().any(|r| r.spread.is_some_and(|s| s.n > 1));
     let _ = writeln!(
         w,
         "  {:<24} {:>4} {:>18} {:>20}  {:<7} {:<8} runs",
@@ -57,6 +113,24 @@ fn test_table(w: &mut String, c: &Comparison, t: &TestTable) {
             validity_cell(r),
             runs_cell(r)
         );
+    }
+    if repeats {
+        let _ = writeln!(
+            w,
+            "  {:<24} {:>4} {:>32}  {:<36} p99 against the baseline's",
+            "repeats", "n", "95% interval of the mean", "against the baseline (ratio [95%])"
+        );
+        for r in &t.rows {
+            let _ = writeln!(
+                w,
+                "  {:<24} {:>4} {:>32}  {:<36} {}",
+                c.disks[r.disk].label,
+                r.spread.map_or(0, |s| s.n),
+                ci_cell(r),
+                verdict_cell(c, r),
+                p99_cell(r)
+            );
+        }
     }
 }
 

@@ -377,6 +377,7 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
             .chain(fit)
             .chain(steady)
             .chain(validity)
+            .chain(r.phase.repeats.as_ref().map(super::super::repeat::line))
             .chain(r.phase.notes.iter().cloned())
             .chain(r.phase.result.iter().flat_map(|b| b.notes.iter().cloned()));
         for t in texts {
