@@ -188,6 +188,19 @@ fn a_loop_device_holding_ext4_is_read_but_never_written() {
         "spindle changed a device holding ext4"
     );
 
+    // A link to a device that is not there: prepare creates nothing in its place.
+    let gone = tempfile::tempdir().unwrap();
+    let target = gone.path().join("loop-gone");
+    std::os::unix::fs::symlink(&target, gone.path().join("test_file.0")).unwrap();
+    let err = common::assert_fails(&cli(gone.path(), &["prepare"]));
+    assert!(err.contains("which does not exist"), "{err}");
+    let err = common::assert_fails(&cli(gone.path(), &["--file-test-mode=seqwr", "run"]));
+    assert!(err.contains("which does not exist"), "{err}");
+    assert!(
+        !target.exists(),
+        "prepare or seqwr created the link's target"
+    );
+
     // A device smaller than the run addresses is named, with the fix.
     let err = common::assert_fails(&cli(
         d.path(),

@@ -159,11 +159,12 @@ fn check_files(cfg: &FileioConfig) -> anyhow::Result<()> {
 }
 
 /// Test files that are block devices (`device`): each must be as large as the run addresses,
-/// and a run that writes needs every one of them blank.
+/// and a run that writes needs every one of them blank; no test file is a dangling link.
 pub(super) fn check_devices(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()> {
     let file_size = cfg.file_size();
     for i in 0..cfg.file_num {
         let path = cfg.file_path(i);
+        device::check_link(&path)?;
         if !device::is_device(&path) {
             continue;
         }

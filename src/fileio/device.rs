@@ -31,6 +31,21 @@ pub(super) fn node(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.into())
 }
 
+/// A test file that is a link must lead somewhere: `prepare` would otherwise create the link's
+/// target (a file named after a device that is not there, in `/dev`).
+pub(super) fn check_link(path: &Path) -> anyhow::Result<()> {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if link && std::fs::metadata(path).is_err() {
+        let to = std::fs::read_link(path).unwrap_or_default();
+        anyhow::bail!(
+            "test file '{}' is a link to '{}', which does not exist: attach the device (or fix the link), or remove the link to prepare a file",
+            path.display(),
+            to.display()
+        );
+    }
+    Ok(())
+}
+
 /// A run that writes may use device `path` only when it is blank; Err names what it holds.
 pub(super) fn check_blank(path: &Path) -> anyhow::Result<()> {
     let dev = node(path);

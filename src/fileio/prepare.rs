@@ -59,6 +59,7 @@ pub fn prepare(
         super::checks::check_devices(cfg, TestMode::Seqrd)?;
     }
     for i in 0..cfg.file_num {
+        super::device::check_link(&cfg.file_path(i))?;
         let len = super::device::len(&cfg.file_path(i)).ok();
         needed += file_size.saturating_sub(len.unwrap_or(0));
         existing.push(len);
