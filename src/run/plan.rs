@@ -435,4 +435,19 @@ mod tests {
         let quick = SuiteProfile::load("quick").unwrap();
         assert!(!phases(&quick).contains(&Phase::FileioCliff));
     }
+
+    #[test]
+    fn repeats_multiply_the_measurements_estimate_and_nothing_else() {
+        let once = SuiteProfile::load("quick").unwrap();
+        let mut thrice = once.clone();
+        thrice.repeat = thrice.repeat.with_count(3).unwrap();
+        for ph in phases(&once) {
+            let k = if ph.is_measurement() { 3 } else { 1 };
+            assert_eq!(
+                estimate_s(&ph, &thrice),
+                k * estimate_s(&ph, &once),
+                "{ph:?}"
+            );
+        }
+    }
 }
