@@ -7,9 +7,11 @@
 #   the median requests/s of each tool over ROUNDS pairs and the median of the per-pair ratios
 #   spindle/fio (the figure to read: a pair shares the machine's moment), the pairs' ratios;
 #   CPU (user+system) µs per request of both, from /usr/bin/time over the timed runs;
-#   io_uring_enter calls and all system calls per request of both, counted over fixed work
-#   (COUNT_IOS requests, setup included) with `perf stat` (the kernel's syscall tracepoints:
-#   the tool is not stopped at each call) or, with COUNTER=strace or without perf, `strace -f -c`.
+#   io_uring_enter calls, all system calls, futex calls (lock waits and wake-ups) and context
+#   switches per request of both, counted over fixed work (COUNT_IOS requests, setup included)
+#   with `perf stat` (the kernel's syscall tracepoints and its context-switch counter: the tool
+#   is not stopped at each call) or, with COUNTER=strace or without perf, `strace -f -c` (no
+#   context switches then).
 #
 # The tools:
 #   spindle fileio --file-io-mode=async --file-async-backlog=QD --file-extra-flags=direct
@@ -22,15 +24,17 @@
 # O_CREAT|O_TRUNC), so every write extends a file and ext4 allocates blocks under the inode
 # lock, where fio overwrites allocated blocks: not the same work (MODES=seqwr runs it anyway).
 #
-# Places: `ext4` is a directory on ext4 (DIR, default a fresh one under /var/tmp, which must be
-# on ext4). A raw block device (a loop device without a file system) is not a place here:
-# `spindle fileio` runs on `test_file.N` in a directory, as sysbench does, and refuses a device
-# node in their place (its size reads as 0), so there is nothing to compare fio's raw-device
-# numbers with.
+# Places (PLACES): `ext4` is a directory on ext4 (DIR, default a fresh one under /var/tmp, which
+# must be on ext4), FILES files of TOTAL/FILES each. `loop` is a raw block device: a loop device
+# (`losetup --direct-io=on`, so its requests go to the backing file with O_DIRECT rather than
+# through the page cache) over one TOTAL-byte file prepared in DIR, that is over ext4 on the same
+# disk; spindle runs on it the way sysbench users point fileio at a device, through a link
+# `test_file.0` -> /dev/loopN in a directory of its own (`--file-num=1`: spindle uses the device
+# as it is and writes to it only because it is blank), fio with --filename=/dev/loopN. Needs root.
 #
 # Usage: benches/fileio-depth.sh [DIR]
 #   env: ROUNDS (4 pairs), TIME (5 s per timed run), QDS ("1 8 32"), MODES ("rndrd rndwr seqrd
-#        seqrewr"), THREADS ("1 4"), COUNT_IOS (20000; 0 = no counts), COUNTER (perf|strace),
+#        seqrewr"), THREADS ("1 4"), PLACES ("ext4 loop"; "ext4" without root), COUNT_IOS (20000; 0 = no counts), COUNTER (perf|strace),
 #        TOTAL (1G), FILES (4), BS (16K), SPINDLE (binary; built with cargo when unset),
 #        OUT (a directory to keep every run's raw output in)
 set -euo pipefail
@@ -41,6 +45,7 @@ TIME=${TIME:-5}
 QDS=${QDS:-1 8 32}
 MODES=${MODES:-rndrd rndwr seqrd seqrewr}
 THREADS=${THREADS:-1 4}
+if [ "$(id -u)" = 0 ]; then PLACES=${PLACES:-ext4 loop}; else PLACES=${PLACES:-ext4}; fi
 COUNT_IOS=${COUNT_IOS:-20000}
 TOTAL=${TOTAL:-1G}
 FILES=${FILES:-4}
@@ -73,7 +78,14 @@ mkdir -p "$DIR"
 [ "$(stat -f -c %T "$DIR")" = ext2/ext3 ] || { echo "$DIR is not on ext4" >&2; exit 2; }
 WORK=${OUT:-$(mktemp -d)}
 mkdir -p "$WORK"
+LOOPDEV= LOOPDIR=
 cleanup() {
+  [ -z "$LOOPDEV" ] || losetup -d "$LOOPDEV" || true
+  [ -z "$LOOPDIR" ] || rm -rf "$LOOPDIR"
+  if [ -d "$DIR/loop-backing" ]; then
+    "$SPINDLE" fileio --dir="$DIR/loop-backing" --file-num=1 --file-total-size="$TOTAL" cleanup >/dev/null 2>&1 || true
+    rmdir "$DIR/loop-backing" 2>/dev/null || true
+  fi
   "$SPINDLE" fileio --dir="$DIR" --file-num="$FILES" --file-total-size="$TOTAL" cleanup >/dev/null 2>&1 || true
   [ -z "$MADE_DIR" ] || rmdir "$MADE_DIR" 2>/dev/null || true
   [ -n "${OUT:-}" ] || rm -rf "$WORK"
@@ -85,13 +97,21 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", (b>0 ? a/b : 0)}'; }
 bytes() { numfmt --from=iec "$1"; }
 
 fio_rw() { case $1 in rndrd) echo randread ;; rndwr) echo randwrite ;; seqrd) echo read ;; seqwr | seqrewr) echo write ;; esac; }
-FIO_FILES=$(for ((i = 0; i < FILES; i++)); do printf '%s/test_file.%d\n' "$DIR" $i; done | paste -sd:)
+# The place being measured: spindle's directory and file count, fio's --filename.
+place() { # ext4|loop
+  if [ "$1" = ext4 ]; then
+    PDIR=$DIR PFILES=$FILES
+    PFIO=$(for ((i = 0; i < FILES; i++)); do printf '%s/test_file.%d\n' "$DIR" $i; done | paste -sd:)
+  else
+    PDIR=$LOOPDIR PFILES=1 PFIO=$LOOPDEV
+  fi
+}
 
 # The command line of one run. LIMIT: "time" (TIME seconds) or a number of requests in all.
 spindle_cmd() { # MODE THREADS QD LIMIT
   local lim=(--time="$TIME")
   [ "$4" = time ] || lim=(--time=0 --events="$4")
-  echo "$SPINDLE" fileio --dir="$DIR" --file-num="$FILES" --file-total-size="$TOTAL" \
+  echo "$SPINDLE" fileio --dir="$PDIR" --file-num="$PFILES" --file-total-size="$TOTAL" \
     --file-block-size="$BS" --file-test-mode="$1" --threads="$2" --file-io-mode=async \
     --file-async-backlog="$3" --file-extra-flags=direct --file-fsync-freq=0 --file-fsync-end=off \
     "${lim[@]}" run
@@ -101,7 +121,7 @@ fio_cmd() { # MODE THREADS QD LIMIT
   # Fixed work: each of the THREADS jobs moves its share of the requests.
   [ "$4" = time ] || lim=(--io_size=$(($4 / $2 * $(bytes "$BS"))))
   echo fio --name=depth --ioengine=io_uring --rw="$(fio_rw "$1")" --bs="$BS" --iodepth="$3" \
-    --numjobs="$2" --direct=1 --filename="$FIO_FILES" --size="$TOTAL" --norandommap \
+    --numjobs="$2" --direct=1 --filename="$PFIO" --size="$TOTAL" --norandommap \
     --randrepeat=0 --zero_buffers "${lim[@]}" --group_reporting --output-format=json
 }
 
@@ -129,29 +149,46 @@ timed() {
     'BEGIN {split(tm, a, " "); printf "%.2f %.3f\n", r, (n>0 ? (a[1]+a[2])*1e6/n : 0)}'
 }
 
-# counted TOOL MODE THREADS QD -> "enters_per_req syscalls_per_req" over COUNT_IOS requests
+# counted TOOL MODE THREADS QD -> "enters_per_req syscalls_per_req futex_per_req cs_per_req"
+# over COUNT_IOS requests (futex calls: lock waits and wake-ups; cs: context switches, perf only)
 counted() {
-  local out=$WORK/$1-$2-$3-$4-count.out cnt=$WORK/count.txt cmd enters calls
+  local out=$WORK/$1-$2-$3-$4-count.out cnt=$WORK/count.txt cmd enters calls futex cs=0
   read -r -a cmd <<<"$("${1}_cmd" "$2" "$3" "$4" "$COUNT_IOS")"
   if [ "$COUNTER" = perf ]; then
-    perf stat -x, -o "$cnt" -e syscalls:sys_enter_io_uring_enter,raw_syscalls:sys_enter -- "${cmd[@]}" >"$out"
+    perf stat -x, -o "$cnt" -e syscalls:sys_enter_io_uring_enter,raw_syscalls:sys_enter \
+      -e syscalls:sys_enter_futex,context-switches -- "${cmd[@]}" >"$out"
     enters=$(awk -F, '/sys_enter_io_uring_enter/ {print $1}' "$cnt")
     calls=$(awk -F, '/raw_syscalls:sys_enter/ {print $1}' "$cnt")
+    futex=$(awk -F, '/sys_enter_futex/ {print $1}' "$cnt")
+    cs=$(awk -F, '/context-switches/ {print $1}' "$cnt")
   else
     strace -f -c -o "$cnt" "${cmd[@]}" >"$out"
     enters=$(awk '$NF == "io_uring_enter" {print $4}' "$cnt")
     calls=$(awk '$NF == "total" {print $3}' "$cnt")
+    futex=$(awk '$NF == "futex" {print $4}' "$cnt")
   fi
   read -r n _ <<<"$(parse "$1" "$out")"
-  awk -v e="${enters:-0}" -v c="${calls:-0}" -v n="$n" \
-    'BEGIN {printf "%.3f %.3f\n", (n>0 ? e/n : 0), (n>0 ? c/n : 0)}'
+  awk -v e="${enters:-0}" -v c="${calls:-0}" -v f="${futex:-0}" -v s="${cs:-0}" -v n="$n" \
+    'BEGIN {if (n == 0) n = -1; printf "%.3f %.3f %.4f %.3f\n", e/n, c/n, f/n, s/n}'
 }
 
 echo "== spindle async vs fio io_uring, $FILES files, $TOTAL, $BS, O_DIRECT, no fsync, ${TIME}s runs, $ROUNDS alternating pairs"
 echo "== $(date -u '+%F %T UTC'), $(nproc) CPUs, $(uname -r), $DIR on $(df --output=source "$DIR" | tail -1)"
 "$SPINDLE" fileio --dir="$DIR" --file-num="$FILES" --file-total-size="$TOTAL" prepare >/dev/null
-printf '%-5s %-5s %3s %3s | %9s %9s %6s | %-36s | %6s %6s | %6s %6s | %6s %6s\n' \
-  place mode thr qd "sp rq/s" "fio rq/s" ratio "pair ratios" "sp µs" "fio µs" "sp ent" "fioent" "sp sys" "fiosys"
+if [[ " $PLACES " == *" loop "* ]]; then
+  # The loop device's backing file: TOTAL bytes written (zeros) on ext4 by spindle's prepare.
+  mkdir -p "$DIR/loop-backing"
+  "$SPINDLE" fileio --dir="$DIR/loop-backing" --file-num=1 --file-total-size="$TOTAL" prepare >/dev/null
+  LOOPDEV=$(losetup --direct-io=on --find --show "$DIR/loop-backing/test_file.0")
+  LOOPDIR=$(mktemp -d)
+  ln -s "$LOOPDEV" "$LOOPDIR/test_file.0"
+  echo "== loop: $LOOPDEV over $DIR/loop-backing/test_file.0, direct I/O $(cat /sys/block/"${LOOPDEV#/dev/}"/loop/dio)"
+fi
+printf '%-5s %-5s %3s %3s | %9s %9s %6s | %-36s | %6s %6s | %6s %6s | %6s %6s | %6s %6s | %6s %6s\n' \
+  place mode thr qd "sp rq/s" "fio rq/s" ratio "pair ratios" "sp µs" "fio µs" "sp ent" "fioent" \
+  "sp sys" "fiosys" "sp ftx" "fioftx" "sp cs" "fio cs"
+for pl in $PLACES; do
+place "$pl"
 for mode in $MODES; do
   for threads in $THREADS; do
     for qd in $QDS; do
@@ -165,16 +202,18 @@ for mode in $MODES; do
         echo "$sp" >>"$WORK/sp"; echo "$f" >>"$WORK/fio"
         ratio "${sp%% *}" "${f%% *}" >>"$WORK/ratios"; echo >>"$WORK/ratios"
       done
-      spc="0 0" fc="0 0"
+      spc="0 0 0 0" fc="0 0 0 0"
       if [ "$COUNT_IOS" != 0 ]; then
         spc=$(counted spindle $mode $threads $qd); fc=$(counted fio $mode $threads $qd)
       fi
-      printf '%-5s %-5s %3s %3s | %9.0f %9.0f %6.3f | %-36s | %6.2f %6.2f | %6.3f %6.3f | %6.3f %6.3f\n' \
-        ext4 $mode $threads $qd \
+      read -r spe sps spf spx <<<"$spc"; read -r fe fs ff fx <<<"$fc"
+      printf '%-5s %-5s %3s %3s | %9.0f %9.0f %6.3f | %-36s | %6.2f %6.2f | %6.3f %6.3f | %6.3f %6.3f | %6.4f %6.4f | %6.3f %6.3f\n' \
+        "$pl" $mode $threads $qd \
         "$(awk '{print $1}' "$WORK/sp" | median)" "$(awk '{print $1}' "$WORK/fio" | median)" \
         "$(median <"$WORK/ratios")" "$(paste -sd' ' "$WORK/ratios")" \
         "$(awk '{print $2}' "$WORK/sp" | median)" "$(awk '{print $2}' "$WORK/fio" | median)" \
-        "${spc% *}" "${fc% *}" "${spc#* }" "${fc#* }"
+        "$spe" "$fe" "$sps" "$fs" "$spf" "$ff" "$spx" "$fx"
     done
   done
+done
 done

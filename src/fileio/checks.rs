@@ -2,6 +2,7 @@
 //! prepared files against what the run addresses, the async backlog, the device's block size.
 
 use super::config::{self, FileioConfig, IoMode, TestMode};
+use super::device;
 use super::error::FileioError;
 use super::manifest::Manifest;
 use anyhow::Context;
@@ -81,6 +82,7 @@ pub fn check_run(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()> {
         check_backlog(cfg, mode)?;
     }
     check_dir(cfg, mode.writes())?;
+    check_devices(cfg, mode)?;
     let manifest = Manifest::load(&cfg.dir)?;
     if mode != TestMode::Seqwr {
         if let Some(m) = &manifest {
@@ -133,11 +135,11 @@ fn check_files(cfg: &FileioConfig) -> anyhow::Result<()> {
     let file_size = cfg.file_size();
     for i in 0..cfg.file_num {
         let path = cfg.file_path(i);
-        match std::fs::metadata(&path) {
-            Ok(m) if m.len() < file_size => {
+        match device::len(&path) {
+            Ok(len) if len < file_size => {
                 return Err(FileioError::FileTooShort {
                     path,
-                    len: m.len(),
+                    len,
                     expected: file_size,
                 }
                 .into())
@@ -151,6 +153,34 @@ fn check_files(cfg: &FileioConfig) -> anyhow::Result<()> {
                     anyhow::Error::from(e).context(format!("could not stat '{}'", path.display()))
                 )
             }
+        }
+    }
+    Ok(())
+}
+
+/// Test files that are block devices (`device`): each must be as large as the run addresses,
+/// and a run that writes needs every one of them blank; no test file is a dangling link.
+pub(super) fn check_devices(cfg: &FileioConfig, mode: TestMode) -> anyhow::Result<()> {
+    let file_size = cfg.file_size();
+    for i in 0..cfg.file_num {
+        let path = cfg.file_path(i);
+        device::check_link(&path)?;
+        if !device::is_device(&path) {
+            continue;
+        }
+        let len = device::len(&path)
+            .with_context(|| format!("could not read the size of '{}'", path.display()))?;
+        if len < file_size {
+            return Err(FileioError::DeviceTooSmall {
+                device: device::node(&path),
+                path,
+                len,
+                expected: file_size,
+            }
+            .into());
+        }
+        if mode.writes() {
+            device::check_blank(&path)?;
         }
     }
     Ok(())

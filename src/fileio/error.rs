@@ -41,6 +41,19 @@ pub enum FileioError {
     },
     #[error("test file '{0}' does not exist: prepare the files with the same number and total size first")]
     FileMissing(PathBuf),
+    #[error("test file '{}' is the block device {} of {len} bytes, but the run addresses {expected} bytes of each file: lower the total size (or spread it over more devices with more files)", path.display(), device.display())]
+    DeviceTooSmall {
+        path: PathBuf,
+        device: PathBuf,
+        len: u64,
+        expected: u64,
+    },
+    #[error("test file '{}' is the block device {}, which holds {found}: spindle writes only to a blank device (no partition table or file system); run a read mode on it, or use a blank device (wipefs -a {} erases what it holds)", path.display(), device.display(), device.display())]
+    DeviceNotBlank {
+        path: PathBuf,
+        device: PathBuf,
+        found: String,
+    },
     #[error("checksum validation needs checksummed files, but the files in '{0}' were prepared (or last written) without it: clean up and prepare them with validation on")]
     NotChecksummed(PathBuf),
     #[error("checksum validation: the files were prepared with {prepared}-byte blocks, this run uses {block}: use the same block size")]
@@ -79,7 +92,10 @@ impl FileioError {
             DirMissing(_) | DirUnreadable(..) | NotADirectory(_) | ReadOnly(_) | NotWritable(_)
             | OpenReadOnly(_) | OpenDenied(_) => "dir",
             NoSpace { .. } => "file-total-size",
-            SetTooSmall { .. } | FileTooShort { .. } | FileMissing(_) => "file-total-size",
+            SetTooSmall { .. } | FileTooShort { .. } | FileMissing(_) | DeviceTooSmall { .. } => {
+                "file-total-size"
+            }
+            DeviceNotBlank { .. } => "file-test-mode",
             NotChecksummed(_) => "validate",
             ValidateBlockSize { .. } => "file-block-size",
             DirectAlignment { .. } | DirectUnsupported(_) => "file-extra-flags",

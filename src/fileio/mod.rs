@@ -11,6 +11,7 @@
 mod checks;
 mod checksum;
 pub mod config;
+mod device;
 pub mod error;
 mod files;
 mod fill;

@@ -8,7 +8,7 @@
 
 use super::checks::fs_space;
 use super::checksum;
-use super::config::{FileioConfig, Fill};
+use super::config::{FileioConfig, Fill, TestMode};
 use super::files::{open_error, AlignedBuf};
 use super::manifest::Manifest;
 use crate::engine::{Controller, Observer};
@@ -23,7 +23,7 @@ use std::time::Instant;
 /// What one prepare did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PrepareSummary {
-    /// Per file: "created", "extended" or "reused".
+    /// Per file: "created", "extended", "reused" or "device" (a block device, used as it is).
     pub files: Vec<String>,
     pub bytes_written: u64,
     pub seconds: f64,
@@ -53,8 +53,14 @@ pub fn prepare(
     // What is there already, and how much must be written.
     let mut existing = Vec::with_capacity(cfg.file_num as usize);
     let mut needed = 0u64;
+    // A block device is used as it is: never written, extended or created here.
+    let devices = (0..cfg.file_num).any(|i| super::device::is_device(&cfg.file_path(i)));
+    if devices {
+        super::checks::check_devices(cfg, TestMode::Seqrd)?;
+    }
     for i in 0..cfg.file_num {
-        let len = std::fs::metadata(cfg.file_path(i)).map(|m| m.len()).ok();
+        super::device::check_link(&cfg.file_path(i))?;
+        let len = super::device::len(&cfg.file_path(i)).ok();
         needed += file_size.saturating_sub(len.unwrap_or(0));
         existing.push(len);
     }
@@ -89,7 +95,10 @@ pub fn prepare(
             written as f64 / (1024.0 * 1024.0) / secs.max(1e-9)
         ));
     }
-    let validate = if written == 0 {
+    // Blocks on a device were not written by spindle, so they are not checksummed.
+    let validate = if devices {
+        false
+    } else if written == 0 {
         old.map(|m| m.validate).unwrap_or(cfg.validate)
     } else {
         cfg.validate
@@ -130,6 +139,14 @@ fn write_files(
             let path = cfg.file_path(i);
             let name = format!("test_file.{i}");
             let start_len = match existing[i as usize] {
+                Some(_) if super::device::is_device(&path) => {
+                    observer.message(&format!(
+                        "Using block device {name} ({}) as it is",
+                        super::device::node(&path).display()
+                    ));
+                    summary.push("device".to_string());
+                    continue;
+                }
                 Some(len) if len >= file_size => {
                     observer.message(&format!("Reusing existing file {name}"));
                     summary.push("reused".to_string());
@@ -215,6 +232,13 @@ pub fn cleanup(cfg: &FileioConfig, observer: &dyn Observer) -> anyhow::Result<u3
     let mut removed = 0;
     for i in 0..cfg.file_num.max(extra) {
         let p = cfg.file_path(i);
+        if super::device::is_device(&p) {
+            observer.message(&format!(
+                "Leaving block device test_file.{i} ({}) in place",
+                super::device::node(&p).display()
+            ));
+            continue;
+        }
         match std::fs::remove_file(&p) {
             Ok(()) => removed += 1,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

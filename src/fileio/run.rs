@@ -37,7 +37,7 @@ pub fn run(
     let blocking = match cfg.io_mode {
         IoMode::Async => {
             let fds: Vec<_> = (0..files.count()).map(|i| files.fd(i)).collect();
-            super::uring::probe_blocking(&fds, cfg.block_size as usize)
+            super::uring::probe_blocking(&fds, cfg.block_size as usize, mode.writes())
         }
         _ => Vec::new(),
     };

@@ -16,10 +16,11 @@ pub struct Blocking {
 
 /// Probes every file with `RWF_NOWAIT` (the flag io_uring's first, non-blocking attempt uses):
 /// `EOPNOTSUPP` means the kernel never starts such a request without blocking. The write probe
-/// writes back the `len` bytes just read at offset 0, so no byte of a file changes. Runs before
+/// writes back the `len` bytes just read at offset 0, so no byte of a file changes, and only
+/// when the run writes (`writes`: a read run never writes, not even a device's). Runs before
 /// the workers start (nothing else touches the files). A file that cannot be probed (shorter
 /// than `len`, read error) keeps the ring: the run itself reports any real error.
-pub fn probe_blocking(fds: &[RawFd], len: usize) -> Vec<Blocking> {
+pub fn probe_blocking(fds: &[RawFd], len: usize, writes: bool) -> Vec<Blocking> {
     let mut buf = AlignedBuf::new(len);
     fds.iter()
         .map(|&fd| {
@@ -41,7 +42,8 @@ pub fn probe_blocking(fds: &[RawFd], len: usize) -> Vec<Blocking> {
             }
             Blocking {
                 reads: false,
-                writes: full
+                writes: writes
+                    && full
                     && unsupported(unsafe { libc::pwritev2(fd, &iov, 1, 0, libc::RWF_NOWAIT) }),
             }
         })
@@ -79,7 +81,7 @@ mod tests {
             std::os::unix::fs::OpenOptionsExt::custom_flags(&mut oo, libc::O_DIRECT);
         }
         let f = oo.open(&path).unwrap();
-        let b = probe_blocking(&[f.as_raw_fd()], 16384)[0];
+        let b = probe_blocking(&[f.as_raw_fd()], 16384, true)[0];
         drop(f);
         assert!(
             std::fs::read(&path).unwrap() == bytes,
