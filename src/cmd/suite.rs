@@ -267,7 +267,7 @@ pub fn describe_plan(req: &RunRequest, plan: &crate::run::targets::DiskPlan) -> 
     if p.repeat.max > 1 {
         let _ = writeln!(
             w,
-            "  each measurement run {} times{}",
+            "  each measurement run {} times, in rounds over its stretch of runs (listed below){}",
             p.repeat.count,
             match p.repeat.until_ci_pct {
                 Some(c) => format!(
@@ -281,7 +281,7 @@ pub fn describe_plan(req: &RunRequest, plan: &crate::run::targets::DiskPlan) -> 
     for (ph, s) in phases.iter().zip(&secs) {
         let _ = writeln!(w, "  {:<34} ~{s} s", ph.name());
     }
-    let together = crate::run::together::planned(p, &req.servers);
+    let together = crate::run::together::planned(p);
     if !together.is_empty() {
         let total: u64 = together.iter().map(|(_, s)| s).sum();
         let _ = writeln!(w, "\nThen on every disk at once, with two targets or more ([together]; about {} min in all):", total.div_ceil(60));

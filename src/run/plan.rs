@@ -105,7 +105,46 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
     }
     v.push(Phase::MysqldStop);
     v.push(Phase::SystemState { when: When::After });
+    rounds(v, profile.repeat.count)
+}
+
+/// The runs of fileio set `set`, once each whatever `[repeat]`'s rounds make of them.
+pub fn set_runs(profile: &SuiteProfile, set: usize) -> Vec<Phase> {
+    let mut v: Vec<Phase> = Vec::new();
+    for p in phases(profile) {
+        if matches!(p, Phase::FileioRun { set: s, .. } if s == set) && !v.contains(&p) {
+            v.push(p);
+        }
+    }
     v
+}
+
+/// `[repeat]`'s rounds: every stretch of measurements between two other phases (a fileio
+/// set's runs, the OLTP runs on one data set or in one regime, a TPC-C run) run `count` times
+/// over, so a figure's repeats are spread over its stretch rather than back to back, and what
+/// drifts meanwhile (the disk's state, the machine's load) shows in their spread.
+fn rounds(v: Vec<Phase>, count: u32) -> Vec<Phase> {
+    if count <= 1 {
+        return v;
+    }
+    let mut out = Vec::with_capacity(v.len());
+    let mut stretch: Vec<Phase> = Vec::new();
+    let flush = |stretch: &mut Vec<Phase>, out: &mut Vec<Phase>| {
+        for _ in 0..count {
+            out.extend_from_slice(stretch);
+        }
+        stretch.clear();
+    };
+    for ph in v {
+        if ph.is_measurement() {
+            stretch.push(ph);
+        } else {
+            flush(&mut stretch, &mut out);
+            out.push(ph);
+        }
+    }
+    flush(&mut stretch, &mut out);
+    out
 }
 
 /// One data set per target: prepared once before the first workload (and again only before
@@ -174,16 +213,6 @@ const PREPARE_BYTES_PER_S: u64 = 200 << 20;
 /// the profile's run times; preparations and server starts are rough guesses for a Raspberry
 /// Pi 4 with a USB3 SSD (a set given as `NxRAM` counts as 4 GiB).
 pub fn estimate_s(phase: &Phase, p: &SuiteProfile) -> u64 {
-    let once = estimate_once(phase, p);
-    if phase.is_measurement() {
-        once * p.repeat.count as u64
-    } else {
-        once
-    }
-}
-
-/// [`estimate_s`] of one run.
-fn estimate_once(phase: &Phase, p: &SuiteProfile) -> u64 {
     use crate::config::profile::TotalSize;
     match phase {
         Phase::FileioPrepare { set } => {
@@ -437,17 +466,25 @@ mod tests {
     }
 
     #[test]
-    fn repeats_multiply_the_measurements_estimate_and_nothing_else() {
+    fn repeats_run_each_stretch_of_measurements_in_rounds() {
         let once = SuiteProfile::load("quick").unwrap();
         let mut thrice = once.clone();
         thrice.repeat = thrice.repeat.with_count(3).unwrap();
-        for ph in phases(&once) {
-            let k = if ph.is_measurement() { 3 } else { 1 };
-            assert_eq!(
-                estimate_s(&ph, &thrice),
-                k * estimate_s(&ph, &once),
-                "{ph:?}"
-            );
+        let (a, b) = (phases(&once), phases(&thrice));
+        let runs = |v: &[Phase]| v.iter().filter(|p| p.is_measurement()).count();
+        assert_eq!(runs(&b), 3 * runs(&a));
+        assert_eq!(b.len() - runs(&b), a.len() - runs(&a), "the rest once");
+        // The first set's runs: all of them, then all again, then again, then its cleanup.
+        let set0: Vec<Phase> = a
+            .iter()
+            .filter(|p| matches!(p, Phase::FileioRun { set: 0, .. }))
+            .copied()
+            .collect();
+        let start = b.iter().position(|p| *p == set0[0]).unwrap();
+        let n = set0.len();
+        for r in 0..3 {
+            assert_eq!(b[start + r * n..start + (r + 1) * n], set0[..], "round {r}");
         }
+        assert_eq!(b[start + 3 * n], Phase::FileioCleanup { set: 0 });
     }
 }

@@ -1,8 +1,9 @@
-//! A measurement run as many times as the profile's `[repeat]` says: `count` runs, extended
+//! A measurement run as many times as the profile's `[repeat]` says: `count` runs, one per round
+//! (the plan repeats each stretch of measurements, `run::plan`), extended after the last round
 //! while the 95 % interval of the figure is wider than `until_ci_pct` (up to `max`). The phase
 //! keeps the full result of its median run and every run's figure and p99 (`model::repeat`);
-//! a failed or stopped run ends the repeats and is the one kept, so a failure is never hidden
-//! behind a good run.
+//! a failed run ends the repeats and is the one kept, so a failure is never hidden behind a
+//! good run. Rounds a stop request left unrun are dropped.
 
 use crate::config::repeat::RepeatPlan;
 use crate::engine::Controller;
@@ -28,18 +29,44 @@ fn run_of(p: &PhaseResult) -> RepeatRun {
     }
 }
 
-/// Runs `again` after `first` until `plan` is met, a run fails or a stop is requested; returns
-/// the kept run's phase result with every run recorded.
+/// Takes the earlier rounds' results of phase `name` out of a target's phases (all but the
+/// last, which is the round now running), in run order.
+pub fn take_rounds(phases: &mut Vec<PhaseResult>, name: &str) -> Vec<PhaseResult> {
+    let Some(running) = phases.pop() else {
+        return vec![];
+    };
+    let (mine, rest): (Vec<PhaseResult>, Vec<PhaseResult>) =
+        phases.drain(..).partition(|p| p.name == name);
+    *phases = rest;
+    phases.push(running);
+    mine
+}
+
+/// Runs `again` after `runs` (the rounds so far, at least one) until `plan` is met, a run fails
+/// or a stop is requested; returns the kept run's phase result with every run recorded.
 pub fn repeat(
     plan: &RepeatPlan,
-    first: PhaseResult,
+    runs: Vec<PhaseResult>,
     controller: &Controller,
     mut again: impl FnMut() -> PhaseResult,
 ) -> PhaseResult {
-    let mut all = vec![first];
+    // Rounds never run (stopped before them) are not runs; a failed or interrupted one is.
+    let ran = |p: &PhaseResult| {
+        !matches!(p.status, PhaseStatus::Aborted | PhaseStatus::Skipped) || p.result.is_some()
+    };
+    let mut all: Vec<PhaseResult> = if runs.iter().any(ran) {
+        runs.into_iter().filter(ran).collect()
+    } else {
+        runs
+    };
+    if all.is_empty() {
+        all.push(again());
+    }
     loop {
-        let last = all.last().expect("one run at least");
-        if last.status != PhaseStatus::Ok || last.result.is_none() || controller.stop_requested() {
+        let failed = all
+            .iter()
+            .any(|p| p.status != PhaseStatus::Ok || p.result.is_none());
+        if failed || controller.stop_requested() {
             break;
         }
         let values: Vec<f64> = all.iter().map(|p| run_of(p).value).collect();
@@ -58,6 +85,9 @@ pub fn repeat(
     let seconds: f64 = runs.iter().map(|r| r.seconds).sum();
     let mut out = all.swap_remove(kept);
     out.seconds = seconds;
+    if runs.len() == 1 {
+        return out;
+    }
     out.repeats = Some(Repeats {
         runs,
         kept,
@@ -103,7 +133,7 @@ mod tests {
     fn count_runs_keep_the_median_and_record_every_figure() {
         let c = Controller::new();
         let mut next = vec![300.0, 200.0].into_iter();
-        let p = repeat(&plan(3, None, 3), ok_run(100.0), &c, || {
+        let p = repeat(&plan(3, None, 3), vec![ok_run(100.0)], &c, || {
             ok_run(next.next().unwrap())
         });
         let r = p.repeats.as_ref().unwrap();
@@ -119,7 +149,7 @@ mod tests {
     #[test]
     fn a_failed_run_stops_the_repeats_and_is_kept() {
         let c = Controller::new();
-        let p = repeat(&plan(5, None, 5), ok_run(100.0), &c, || {
+        let p = repeat(&plan(5, None, 5), vec![ok_run(100.0)], &c, || {
             let mut f = ok_run(0.0);
             f.status = PhaseStatus::Failed;
             f.error = Some("disk gone".into());
@@ -134,13 +164,15 @@ mod tests {
         let c = Controller::new();
         // Alternating 100/140 never gets the interval within 1 %: runs go to max.
         let mut i = 0;
-        let p = repeat(&plan(2, Some(1.0), 6), ok_run(100.0), &c, || {
+        let p = repeat(&plan(2, Some(1.0), 6), vec![ok_run(100.0)], &c, || {
             i += 1;
             ok_run(if i % 2 == 1 { 140.0 } else { 100.0 })
         });
         assert_eq!(p.repeats.unwrap().runs.len(), 6);
         // Equal figures: the interval is 0 wide at count.
-        let p = repeat(&plan(2, Some(1.0), 6), ok_run(100.0), &c, || ok_run(100.0));
+        let p = repeat(&plan(2, Some(1.0), 6), vec![ok_run(100.0)], &c, || {
+            ok_run(100.0)
+        });
         assert_eq!(p.repeats.unwrap().runs.len(), 2);
     }
 }

@@ -206,6 +206,7 @@ fn run_target(
                 opts,
                 &mut run,
                 step,
+                !plan[pi + 1..].contains(step),
                 &mut result.targets[ti],
                 &chatter,
                 controller,
@@ -313,22 +314,26 @@ impl DiskWatch {
     }
 }
 
-/// Runs one phase (or records why it did not run) and classifies how it ended; a measurement
-/// as many times as the profile's `[repeat]` says (`run::repeat`).
+/// Runs one phase (or records why it did not run) and classifies how it ended. A measurement
+/// the profile repeats (`[repeat]`) runs once per round; its last round gathers the earlier
+/// rounds' results from the target and keeps one result with every run (`run::repeat`).
 fn execute_phase(
     opts: &SuiteOptions,
     run: &mut TargetRun,
     step: &Step,
+    last_round: bool,
     target: &mut TargetResult,
     chatter: &Chatter,
     controller: &Controller,
 ) -> PhaseResult {
-    let first = run_once(opts, run, step, target, chatter, controller);
+    let this = run_once(opts, run, step, target, chatter, controller);
     let plan = opts.profile.repeat;
-    if !step.phase.is_measurement() || plan.max <= 1 {
-        return first;
+    if !step.phase.is_measurement() || plan.max <= 1 || !last_round {
+        return this;
     }
-    super::repeat::repeat(&plan, first, controller, || {
+    let mut runs = super::repeat::take_rounds(&mut target.phases, &step.name());
+    runs.push(this);
+    super::repeat::repeat(&plan, runs, controller, || {
         run_once(opts, run, step, target, chatter, controller)
     })
 }

@@ -134,11 +134,7 @@ fn run_set(
     observer: &dyn SuiteObserver,
     controller: &Controller,
 ) -> anyhow::Result<()> {
-    let phases: Vec<Phase> = super::plan::steps(&opts.profile, &opts.servers)
-        .into_iter()
-        .map(|s| s.phase)
-        .filter(|p| matches!(p, Phase::FileioRun { set: s, .. } if *s == set))
-        .collect();
+    let phases = super::plan::set_runs(&opts.profile, set);
     observer.message(&format!(
         "all disks at once: preparing fileio set {} on {} disks",
         set + 1,
@@ -277,14 +273,10 @@ fn disk_result(
 
 /// What `[together]` would run, for `suite --dry-run`: each step's name and estimated seconds
 /// (each set's preparation on every disk at once, then its runs).
-pub fn planned(
-    profile: &crate::config::profile::SuiteProfile,
-    servers: &[super::options::ServerChoice],
-) -> Vec<(String, u64)> {
+pub fn planned(profile: &crate::config::profile::SuiteProfile) -> Vec<(String, u64)> {
     let Some(plan) = &profile.together else {
         return vec![];
     };
-    let steps = super::plan::steps(profile, servers);
     let mut out = Vec::new();
     for &set in &plan.sets {
         let prepare = Phase::FileioPrepare { set };
@@ -292,8 +284,7 @@ pub fn planned(
             format!("together-{}", prepare.name()),
             super::plan::estimate_s(&prepare, profile),
         ));
-        let runs = steps.iter().map(|s| s.phase);
-        for p in runs.filter(|p| matches!(p, Phase::FileioRun { set: s, .. } if *s == set)) {
+        for p in super::plan::set_runs(profile, set) {
             // Run once each, whatever `[repeat]` says of the solo runs.
             let time = plan.time_limit.or(profile.fileio[set].base.time_limit);
             let secs = time.map_or(1, |t| t.as_secs().max(1));
@@ -312,8 +303,7 @@ mod tests {
     fn the_plan_prepares_each_set_then_runs_it_once_whatever_repeat_says() {
         let mut p = SuiteProfile::load("standard").unwrap();
         p.repeat = p.repeat.with_count(3).unwrap();
-        let servers = [super::super::options::ServerChoice::default()];
-        let names: Vec<(String, u64)> = planned(&p, &servers);
+        let names: Vec<(String, u64)> = planned(&p);
         let expect = [
             ("together-fileio6-prepare", None),
             ("together-fileio6-seqrd-1MiB-qd8-t1", Some(20)),
@@ -329,6 +319,6 @@ mod tests {
                 assert_eq!(*secs, w, "{name}");
             }
         }
-        assert!(planned(&SuiteProfile::load("quick").unwrap(), &servers).is_empty());
+        assert!(planned(&SuiteProfile::load("quick").unwrap()).is_empty());
     }
 }
