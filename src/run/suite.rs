@@ -196,12 +196,7 @@ fn run_target(
         write_bundle(&opts.out_dir, result)?;
         let chatter = Chatter::default();
         let mut pr = match &gone {
-            Some(why) if step.phase != Phase::MysqldStop => {
-                let mut pr = new_step(step, started_s);
-                pr.status = PhaseStatus::Skipped;
-                pr.error = Some(why.clone());
-                pr
-            }
+            Some(why) if step.phase != Phase::MysqldStop => skipped(step, started_s, why),
             _ => execute_phase(
                 opts,
                 &mut run,
@@ -248,6 +243,14 @@ fn run_target(
         }
     }
     write_bundle(&opts.out_dir, result)
+}
+
+/// A step skipped for `why` (the disk went away).
+fn skipped(step: &Step, started_s: f64, why: &str) -> PhaseResult {
+    let mut pr = new_step(step, started_s);
+    pr.status = PhaseStatus::Skipped;
+    pr.error = Some(why.to_string());
+    pr
 }
 
 /// The result of a step not yet run, named after it (and its server).
