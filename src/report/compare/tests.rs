@@ -258,3 +258,48 @@ fn each_figure_shows_its_verdict_per_run_and_the_reasons_no_doubt_states() {
     assert_eq!(verdicts[0], "red", "{rows}");
     assert_ne!(verdicts[1], "red", "{rows}");
 }
+
+#[test]
+fn database_figures_compare_only_on_the_same_server_flavor_and_settings() {
+    // One OLTP figure per run; the servers' paths differ, their flavor and buffer pool may.
+    let oltp = |id: &str, flavor: &str, pool: &str, dir: &str| {
+        let mut l = run(id, "ssd1", 1000.0, G);
+        let t = &mut l.suite.targets[0];
+        let r = t.phases[0].result.as_mut().unwrap();
+        r.options = TestOptions::Oltp(Box::default());
+        r.counters = Counters::Oltp(crate::engine::OltpCounters {
+            tps: 500.0,
+            ..Default::default()
+        });
+        t.phases[0].name = "oltp-read_write-t4".into();
+        t.servers = vec![crate::model::ServerInfo {
+            flavor: flavor.into(),
+            settings: [
+                ("innodb_buffer_pool_size".to_string(), pool.to_string()),
+                ("log_bin".to_string(), format!("{dir}/binlog/mysql-bin")),
+            ]
+            .into(),
+            ..Default::default()
+        }];
+        l
+    };
+    let same = [
+        oltp("r1", "MariaDB", "256M", "/a"),
+        oltp("r2", "MariaDB", "256M", "/b"),
+    ];
+    let c = compare(&same, &[], Some("r1")).unwrap();
+    assert!(c.tests.iter().all(|t| t.apart.is_none()), "{:?}", c.tests);
+    let other = [
+        oltp("r1", "MariaDB", "256M", "/a"),
+        oltp("r2", "MySQL", "1G", "/a"),
+    ];
+    let c = compare(&other, &[], Some("r1")).unwrap();
+    let apart = c.tests.iter().find_map(|t| t.apart.clone()).unwrap();
+    assert_eq!(
+        apart,
+        vec![
+            "server_flavor MariaDB vs MySQL".to_string(),
+            "server_settings.innodb_buffer_pool_size 256M vs 1G".to_string()
+        ]
+    );
+}
