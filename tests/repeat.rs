@@ -8,8 +8,10 @@
 //! - Mismatched workloads are kept apart with what differs named: a block size, a validity
 //!   colour.
 //!
-//! The profile opens every file O_DIRECT (`tests/fixtures/profiles/aa.toml`): the page cache's
-//! speed moves with whatever else the machine runs, the device's much less. One test in this
+//! The runs are on tmpfs (`/dev/shm`): there the figures are the CPU's and memory's, which
+//! hold still on an idle machine. This VM's virtio disk does not: its own speed swung several-
+//! fold between bundles a minute apart (random 16 KiB reads at 2k and at 17k requests/s, load
+//! average under 2), and an A/A pair there is rightly called different. One test in this
 //! binary, so nothing of the suite's own runs beside it.
 
 mod common;
@@ -47,7 +49,8 @@ fn derived(dir: &Path, s: &SuiteResult) -> Loaded {
 #[test]
 fn a_a_runs_are_not_distinguishable_a_real_difference_is_and_mismatches_are_kept_apart() {
     let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let target = d.path().join("disk");
+    let shm = tempfile::tempdir_in("/dev/shm").expect("tmpfs at /dev/shm");
+    let target = shm.path().join("disk");
     std::fs::create_dir_all(&target).unwrap();
     let (b1, b2) = (d.path().join("b1"), d.path().join("b2"));
     suite(&target, &b1);
@@ -70,7 +73,12 @@ fn a_a_runs_are_not_distinguishable_a_real_difference_is_and_mismatches_are_kept
         let kept = spindle::report::metric::primary(p.result.as_ref().unwrap()).value;
         let mut v = rp.values();
         v.sort_by(f64::total_cmp);
-        assert_eq!(kept, v[1], "{}: the median run is kept", p.name);
+        // (serde_json reads floats back to within one unit in the last place.)
+        assert!(
+            (kept - v[1]).abs() <= 1e-9 * kept,
+            "{}: the median run is kept: {kept} vs {v:?}",
+            p.name
+        );
     }
 
     // A/A: at least 90 % not distinguishable.

@@ -21,6 +21,7 @@
 use crate::engine::Counters;
 use crate::model::together::{BusCeiling, BusLoad, Outlier, TogetherDisk};
 use crate::model::{BenchResult, PhaseStatus, SuiteResult, TargetResult};
+use crate::stats::repeat::median;
 use std::fmt::Write as _;
 
 /// A MAD below this share of the median counts as this share.
@@ -30,23 +31,13 @@ pub const MIN_GROUP: usize = 3;
 /// How many MADs below the median an outlier is.
 pub const MADS: f64 = 3.0;
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Per value, `Some` when it is a low outlier of `values` (see the module's rule).
 pub fn low_outliers(values: &[f64]) -> Vec<Option<Outlier>> {
     if values.len() < MIN_GROUP {
         return vec![None; values.len()];
     }
-    let m = median(&mut values.to_vec());
-    let mad = median(&mut values.iter().map(|v| (v - m).abs()).collect::<Vec<_>>());
+    let m = median(values);
+    let mad = median(&values.iter().map(|v| (v - m).abs()).collect::<Vec<_>>());
     let limit = m - MADS * mad.max(MAD_FLOOR * m);
     values
         .iter()

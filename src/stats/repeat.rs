@@ -80,7 +80,8 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
-fn median_of(xs: &[f64]) -> f64 {
+/// The median of `xs` (not empty): the mean of the two middle values of an even count.
+pub fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -173,7 +174,7 @@ pub fn summarise(xs: &[f64]) -> Option<Summary> {
     Some(Summary {
         n,
         mean: m,
-        median: median_of(xs),
+        median: median(xs),
         cv: if m != 0.0 { sd / m } else { 0.0 },
         ci,
         bimodal: bimodal(xs),
@@ -224,7 +225,7 @@ pub fn bimodal(xs: &[f64]) -> bool {
     }
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
-    let med = median_of(&v).abs();
+    let med = median(&v).abs();
     (2..=v.len() - 2).any(|k| {
         let gap = v[k] - v[k - 1];
         let spread = (v[k - 1] - v[0]).max(v[v.len() - 1] - v[k]);
