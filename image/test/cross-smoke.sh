@@ -10,7 +10,7 @@ BINARY=${1:-$REPO_DIR/target/aarch64-unknown-linux-musl/release-small/spindle}
 # BENCHMARKS.md); issues 38 and 39 added the validity rules, the block-device counters, the
 # governor, the SLC-cache cliff phase and its detector and chart, CrystalDiskMark's rows, the
 # A1/A2 check and the Markdown report: 3,971,232 bytes on 2026-12-06; repeats with their
-# statistics, all disks at once and fileio on raw block devices (issues 39 and 40): 4,085,920
+# statistics, all disks at once and fileio on raw block devices (issues 39 and 40): 4,102,304
 # bytes later that day. Back under 3.7 MiB is left to do; this budget stops further growth
 # going unseen.
 MAX_BYTES=4194304
