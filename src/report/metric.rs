@@ -142,6 +142,11 @@ pub fn primary(r: &BenchResult) -> Metric {
     }
 }
 
+/// The 99th percentile latency of a result in milliseconds; `None` when it measured no event.
+pub fn p99_ms(r: &BenchResult) -> Option<f64> {
+    (r.latency.count > 0).then_some(r.latency.p99_us / 1e3)
+}
+
 /// The throughput of one interval in the unit of [`primary`], when the interval has it.
 pub fn interval_value(r: &BenchResult, i: &crate::engine::IntervalSample) -> Option<f64> {
     use crate::engine::IntervalRates as R;

@@ -15,8 +15,11 @@ fn run_of(p: &PhaseResult) -> RepeatRun {
     let (value, unit, p99_ms) = match &p.result {
         Some(r) => {
             let m = crate::report::metric::primary(r);
-            let p99 = (r.latency.count > 0).then_some(r.latency.p99_us / 1e3);
-            (m.value, m.unit.to_string(), p99)
+            (
+                m.value,
+                m.unit.to_string(),
+                crate::report::metric::p99_ms(r),
+            )
         }
         None => (0.0, String::new(), None),
     };

@@ -238,13 +238,7 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                 let ok = p.status == PhaseStatus::Ok && m.value > 0.0;
                 let (samples, p99s) = match &p.repeats {
                     Some(rp) => (rp.values(), rp.p99s()),
-                    None if ok => (
-                        vec![m.value],
-                        (r.latency.count > 0)
-                            .then_some(r.latency.p99_us / 1e3)
-                            .into_iter()
-                            .collect(),
-                    ),
+                    None if ok => (vec![m.value], metric::p99_ms(r).into_iter().collect()),
                     None => (vec![], vec![]),
                 };
                 entries.push(Entry {
@@ -255,7 +249,7 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
                     unit: m.unit,
                     value: m.value,
                     ok,
-                    fingerprint: workload(s, t, p, r, validity),
+                    fingerprint: workload(t, p, r, validity),
                     params: params::describe(r),
                     doubts,
                     validity,
@@ -273,7 +267,6 @@ fn collect(inputs: &[Loaded]) -> (Vec<RunInfo>, Vec<DiskInfo>, Vec<Entry>) {
 /// is red — a red figure against a green or amber one compares a cache or a broken run with a
 /// disk.
 fn workload(
-    s: &SuiteResult,
     t: &TargetResult,
     p: &PhaseResult,
     r: &crate::model::BenchResult,
@@ -308,9 +301,7 @@ fn workload(
         }
         // Red: the figure is not the disk's (a cache, a broken link). Green and amber are both
         // the disk's, amber with a doubt the validity column shows.
-        let colour =
-            validity.or_else(|| crate::report::validity::of_phase(s, t, p).map(|v| v.verdict));
-        if let Some(c) = colour {
+        if let Some(c) = validity {
             let judged = if c == Colour::Red {
                 "red"
             } else {
@@ -492,7 +483,7 @@ fn judge_rows(rows: &mut [DiskRow], baseline: Baseline) {
         };
         if let Some((bv, bp)) = base {
             r.difference = compare(&v, &bv, NOISE);
-            // Lower latency is better: the verdict is read off the inverse ratio by renderers.
+            // Lower latency is better: renderers word p99's verdict higher or lower, not faster.
             r.p99_difference = compare(&p, &bp, NOISE);
         }
     }
