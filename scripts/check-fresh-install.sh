@@ -329,6 +329,18 @@ rerun_quiet() {
 	echo "second run: no output"
 }
 
+# The tree needs about 2.8 GB, and apt's downloads more while it installs; a disk that fills
+# halfway shows up as dpkg's "No space left on device" in the middle of some package (CI once
+# lost a run that way). Say so before starting, naming the directory and the way out.
+NEED_MB=5000
+check_free_space() {
+	local free_mb
+	free_mb=$(df -Pm "$WORKDIR" | awk 'NR == 2 { print $4 }')
+	log "free space at $WORKDIR: $free_mb MB (the check needs $NEED_MB MB)"
+	((free_mb >= NEED_MB)) ||
+		die "only $free_mb MB free at $WORKDIR, the check needs $NEED_MB MB: free space there or pass --workdir DIR on a disk with room"
+}
+
 main() {
 	parse_args "$@"
 	((EUID == 0)) || die "run as root (mmdebstrap, chroot, mounts)"
@@ -336,6 +348,7 @@ main() {
 	: >"$ARTIFACTS/timings.txt"
 	[[ -z $(mounted_under "$ROOT") ]] || die "mounts remain under $ROOT: $(mounted_under "$ROOT")"
 	remove_tree
+	check_free_space
 	trap cleanup EXIT
 	local start=$SECONDS
 	ensure_host_mmdebstrap

@@ -149,6 +149,14 @@ extract_root_partition() {
 
 make_blank_disk() { rm -f "$1"; truncate -s "$2" "$1"; }
 
+# After a pass, the disks the guest filled (the suite's data directories on blank1/blank2, the
+# SD card's overlay) are several GB nobody reads again: every boot makes them anew. A failed
+# run keeps them for inspection; the artifacts hold what the checks read.
+free_work_disks() {
+	log "freeing the work disks: $(du -sch "$WORK"/*.img "$WORK"/*.qcow2 "$WORK/root.ext4" 2>/dev/null | tail -n1 | cut -f1)"
+	rm -f "$WORK"/*.img "$WORK"/*.qcow2 "$WORK/root.ext4"
+}
+
 make_data_disk() {
 	local tree=$WORK/datadisk-tree
 	rm -rf "$tree" "$WORK/datadisk.img"
@@ -842,6 +850,7 @@ main() {
 	check "data disk bytes unchanged (sha256)" check_datadisk_unchanged
 	write_summary
 	((failures == 0)) || die "$failures check(s) failed; artifacts in $ARTIFACTS"
+	free_work_disks
 	log "PASS ($MODE); artifacts in $ARTIFACTS"
 }
 
