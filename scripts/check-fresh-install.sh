@@ -14,7 +14,7 @@
 # Usage: scripts/check-fresh-install.sh [--keep] [--no-backports-trap] [--workdir DIR]
 #   --keep               leave the tree (unmounted) in the work directory for inspection
 #   --no-backports-trap  skip the qemu-utils-from-backports step
-#   --workdir DIR        where the tree goes (default /var/tmp/spindle-fresh-install; 2.8 GB)
+#   --workdir DIR        where the tree goes (default /var/tmp/spindle-fresh-install; 4 GB)
 # Needs root and network access to deb.debian.org and static.rust-lang.org; about 5 minutes.
 # binfmt_misc belongs to the host kernel, so host-deps.sh runs with --no-binfmt here; when the
 # host has qemu-aarch64 enabled, `arch-test arm64` (mmdebstrap's check) is run in the chroot too.
@@ -329,10 +329,10 @@ rerun_quiet() {
 	echo "second run: no output"
 }
 
-# The tree needs about 2.8 GB, and apt's downloads more while it installs; a disk that fills
+# The tree grows to about 4 GB, and apt's downloads more while it installs; a disk that fills
 # halfway shows up as dpkg's "No space left on device" in the middle of some package (CI once
 # lost a run that way). Say so before starting, naming the directory and the way out.
-NEED_MB=5000
+NEED_MB=6000
 check_free_space() {
 	local free_mb
 	free_mb=$(df -Pm "$WORKDIR" | awk 'NR == 2 { print $4 }')
