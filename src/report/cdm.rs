@@ -3,7 +3,9 @@
 //! run's fileio results by their parameters (sequential 1 MiB or random 4 KiB requests, that
 //! queue depth, one thread, O_DIRECT) and measured by spindle's own engines — with the p99
 //! latency beside each figure, which those tools do not give. CrystalDiskMark runs each test 5
-//! times on a 1 GiB file and keeps the best; spindle keeps its one timed run's figure.
+//! times on a 1 GiB file and keeps the best. A figure measured once is that run's; a repeated one
+//! (`--repeat N`, a profile's `[repeat]`) is the best of its runs, as CrystalDiskMark keeps,
+//! with that run's p99 and "best of N" beside it (the phase itself keeps the median run).
 
 use crate::engine::Counters;
 use crate::fileio::{IoMode, TestMode};
@@ -52,6 +54,8 @@ pub struct Cell {
     pub mb_s: f64,
     pub p99_ms: f64,
     pub phase: String,
+    /// How many runs the figure is the best of (1: measured once).
+    pub runs: usize,
 }
 
 /// A row's read and write figures on one target (`None`: not measured in this run).
@@ -93,12 +97,38 @@ fn cell(t: &TargetResult, row: &Row, mode: TestMode) -> Option<Cell> {
         } else {
             c.read_mib_per_s
         };
-        Some(Cell {
+        let kept = Cell {
             mb_s: mib * 1_048_576.0 / 1e6,
             p99_ms: r.latency.p99_us / 1e3,
             phase: p.name.clone(),
+            runs: 1,
+        };
+        Some(match &p.repeats {
+            Some(rp) => best_of(kept, r, rp),
+            None => kept,
         })
     })
+}
+
+/// The best of a repeated figure's runs. Each run records its figure in the unit of the kept
+/// run's ranked figure (`report::metric::primary`), so the kept run's MB/s over that figure
+/// converts any run's figure to MB/s.
+fn best_of(kept: Cell, r: &crate::model::BenchResult, rp: &crate::model::repeat::Repeats) -> Cell {
+    let primary = crate::report::metric::primary(r).value;
+    let best = rp
+        .runs
+        .iter()
+        .filter(|run| run.ok)
+        .max_by(|a, b| a.value.total_cmp(&b.value));
+    match best {
+        Some(best) if primary > 0.0 => Cell {
+            mb_s: best.value * kept.mb_s / primary,
+            p99_ms: best.p99_ms.unwrap_or(kept.p99_ms),
+            runs: rp.runs.iter().filter(|run| run.ok).count(),
+            ..kept
+        },
+        _ => kept,
+    }
 }
 
 /// The four rows on target `t`; `None` when the run measured none of them.
@@ -123,9 +153,12 @@ pub fn of_target(t: &TargetResult) -> Option<Vec<Measured>> {
         .then_some(rows)
 }
 
-/// `1,234.56 (p99 3.21 ms)`, or `-`.
+/// `1234.56 (p99 3.21 ms)`, `1234.56 best of 5 (p99 3.21 ms)`, or `-`.
 pub fn cell_text(c: &Option<Cell>) -> String {
     match c {
+        Some(c) if c.runs > 1 => {
+            format!("{:.2} best of {} (p99 {:.2} ms)", c.mb_s, c.runs, c.p99_ms)
+        }
         Some(c) => format!("{:.2} (p99 {:.2} ms)", c.mb_s, c.p99_ms),
         None => "-".into(),
     }
@@ -138,14 +171,14 @@ pub fn summary_section(s: &SuiteResult) -> String {
     for t in &s.targets {
         let Some(rows) = of_target(t) else { continue };
         if w.is_empty() {
-            w.push_str("\nCrystalDiskMark's rows (MB/s = 10^6 B/s, spindle's async O_DIRECT engine, one run each; - not measured):\n");
+            w.push_str("\nCrystalDiskMark's rows (MB/s = 10^6 B/s, spindle's async O_DIRECT engine; a repeated figure is the best of its runs, as CrystalDiskMark keeps; - not measured):\n");
         }
         let _ = writeln!(w, "  {}", t.name);
-        let _ = writeln!(w, "    {:<12} {:>28} {:>28}", "", "read", "write");
+        let _ = writeln!(w, "    {:<12} {:>36} {:>36}", "", "read", "write");
         for m in rows {
             let _ = writeln!(
                 w,
-                "    {:<12} {:>28} {:>28}",
+                "    {:<12} {:>36} {:>36}",
                 m.row.label,
                 cell_text(&m.read),
                 cell_text(&m.write)
@@ -215,5 +248,36 @@ mod tests {
         );
         t.phases.truncate(0);
         assert!(of_target(&t).is_none());
+    }
+
+    #[test]
+    fn a_repeated_figure_is_the_best_of_its_runs_with_that_runs_p99() {
+        use crate::model::repeat::{RepeatRun, Repeats};
+        let run = |value: f64, p99: f64, ok: bool| RepeatRun {
+            value,
+            unit: "MiB/s".into(),
+            p99_ms: Some(p99),
+            ok,
+            seconds: 5.0,
+        };
+        let mut t = TargetResult::new("sda", "/mnt/sda", crate::model::TargetKind::Disk, "d");
+        let mut p = phase(TestMode::Seqrd, 1 << 20, 8, true, 400.0);
+        p.repeats = Some(Repeats {
+            // The kept (median) run is the 400 MiB/s one; a failed run's figure never counts.
+            runs: vec![
+                run(380.0, 2.0, true),
+                run(400.0, 2.5, true),
+                run(440.0, 3.0, true),
+                run(900.0, 0.1, false),
+            ],
+            kept: 1,
+            until_ci_pct: None,
+        });
+        t.phases = vec![p];
+        let rows = of_target(&t).unwrap();
+        let best = rows[0].read.as_ref().unwrap();
+        assert!((best.mb_s - 440.0 * 1.048_576).abs() < 1e-6, "{best:?}");
+        assert_eq!((best.p99_ms, best.runs), (3.0, 3));
+        assert_eq!(cell_text(&rows[0].read), "461.37 best of 3 (p99 3.00 ms)");
     }
 }

@@ -71,7 +71,7 @@ fn cdm(w: &mut String, s: &SuiteResult) {
     for t in &s.targets {
         let Some(rows) = of_target(t) else { continue };
         if !head {
-            w.push_str("\nCrystalDiskMark's rows (MB/s = 10^6 B/s, async O_DIRECT, p99 beside):\n\n| target | test | read MB/s | write MB/s |\n|---|---|--:|--:|\n");
+            w.push_str("\nCrystalDiskMark's rows (MB/s = 10^6 B/s, async O_DIRECT, p99 beside; repeated: the best run):\n\n| target | test | read MB/s | write MB/s |\n|---|---|--:|--:|\n");
             head = true;
         }
         for m in rows {

@@ -113,7 +113,7 @@ fn cdm(out: &mut String, s: &SuiteResult) {
     if per.is_empty() {
         return;
     }
-    out.push_str("<h3>CrystalDiskMark's rows</h3><p class=\"small meta\">MB/s (10<sup>6</sup> B/s, as CrystalDiskMark prints it) from spindle's async O_DIRECT engine, one timed run each, with the p99 latency CrystalDiskMark does not give; – not measured in this run.</p>");
+    out.push_str("<h3>CrystalDiskMark's rows</h3><p class=\"small meta\">MB/s (10<sup>6</sup> B/s, as CrystalDiskMark prints it) from spindle's async O_DIRECT engine — a repeated figure is the best of its runs, as CrystalDiskMark keeps — with the p99 latency CrystalDiskMark does not give; – not measured in this run.</p>");
     let mut rows = Vec::new();
     for (t, measured) in per {
         for m in measured {
