@@ -123,7 +123,17 @@ impl Progress {
             .iter()
             .map(|s| estimate_s(&s.phase, &opts.profile))
             .collect();
-        let est_left = est.iter().sum::<u64>() * opts.targets.len() as u64;
+        // The all-at-once runs come after every target's phases: their time is in the time
+        // left from the first phase on, though they are not phases of their own.
+        let together: u64 = if opts.targets.len() >= 2 {
+            super::together::planned(&opts.profile)
+                .iter()
+                .map(|(_, s)| s)
+                .sum()
+        } else {
+            0
+        };
+        let est_left = est.iter().sum::<u64>() * opts.targets.len() as u64 + together;
         Progress {
             done: 0,
             total: plan.len() * opts.targets.len(),
