@@ -115,16 +115,13 @@ fn cell(t: &TargetResult, row: &Row, mode: TestMode) -> Option<Cell> {
 /// converts any run's figure to MB/s.
 fn best_of(kept: Cell, r: &crate::model::BenchResult, rp: &crate::model::repeat::Repeats) -> Cell {
     let primary = crate::report::metric::primary(r).value;
-    let best = rp
-        .runs
-        .iter()
-        .filter(|run| run.ok)
-        .max_by(|a, b| a.value.total_cmp(&b.value));
+    let ok: Vec<_> = rp.runs.iter().filter(|run| run.ok).collect();
+    let best = ok.iter().max_by(|a, b| a.value.total_cmp(&b.value));
     match best {
         Some(best) if primary > 0.0 => Cell {
             mb_s: best.value * kept.mb_s / primary,
             p99_ms: best.p99_ms.unwrap_or(kept.p99_ms),
-            runs: rp.runs.iter().filter(|run| run.ok).count(),
+            runs: ok.len(),
             ..kept
         },
         _ => kept,
