@@ -3,8 +3,8 @@
 //! kept apart with the options that differ.
 
 use super::text::{
-    ci_cell, doubt_lines, doubts_cell, median_cell, p99_cell, ratio_cell, runs_cell, summary_rows,
-    validity_cell, verdict_cell,
+    ci_cell, doubt_lines, doubts_cell, median_cell, p99_cell, ratio_cell, runs_cell, scope_note,
+    summary_rows, validity_cell, verdict_cell,
 };
 use super::{Comparison, TestTable};
 use crate::report::html::page::{esc, num, page_end, page_start, table};
@@ -169,6 +169,9 @@ pub fn render(c: &Comparison) -> String {
         c.disks.len()
     );
     summary(&mut out, c);
+    if let Some(note) = scope_note(c) {
+        let _ = write!(out, "<p class=\"small\">{}</p>", esc(note));
+    }
     if !c.doubts.is_empty() {
         out.push_str("<div class=\"doubts\"><b>Before trusting these figures</b> <span class=\"small\">(their numbers are in the Doubts columns)</span><ul>");
         for line in doubt_lines(c) {

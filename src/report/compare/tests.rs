@@ -303,3 +303,58 @@ fn database_figures_compare_only_on_the_same_server_flavor_and_settings() {
         ]
     );
 }
+
+/// `l` with its one figure repeated: `values` as the runs, the first kept.
+fn repeated(mut l: Loaded, values: &[f64]) -> Loaded {
+    use crate::model::repeat::{RepeatRun, Repeats};
+    let runs = values
+        .iter()
+        .map(|&value| RepeatRun {
+            value,
+            unit: "req/s".into(),
+            p99_ms: Some(1.0),
+            ok: true,
+            seconds: 1.0,
+        })
+        .collect();
+    l.suite.targets[0].phases[0].repeats = Some(Repeats {
+        runs,
+        kept: 0,
+        until_ci_pct: None,
+    });
+    l
+}
+
+#[test]
+fn a_verdict_between_single_runs_says_what_its_interval_leaves_out() {
+    let a = |id: &str, s: &str, v: f64| repeated(run(id, s, v, G), &[v, v * 1.01, v * 0.99]);
+    // A run against a run: the baseline side is one run, whatever else is given.
+    let c = compare(
+        &[a("r1", "ssd1", 1000.0), a("r2", "ssd1", 1300.0)],
+        &[],
+        Some("r1"),
+    )
+    .unwrap();
+    assert!(c.tests[0].rows[0].difference.is_some());
+    let note = text::scope_note(&c).expect("a note for one run against one");
+    assert!(note.contains("two or more runs of each side"), "{note}");
+    assert!(text::render(&c).contains(note));
+    assert!(html::render(&c).contains(&crate::report::html::page::esc(note)));
+    // Two disks, each measured in two runs: the occasions' spread is in both sides' repeats.
+    let both = [
+        a("r1", "ssd1", 1000.0),
+        a("r2", "hdd1", 100.0),
+        a("r3", "ssd1", 1100.0),
+        a("r4", "hdd1", 110.0),
+    ];
+    let c = compare(&both, &[], None).unwrap();
+    assert!(c.tests[0].rows.iter().any(|r| r.difference.is_some()));
+    assert_eq!(text::scope_note(&c), None);
+    // Without repeats there is no verdict, so nothing to qualify.
+    let c = compare(
+        &[run("r1", "ssd1", 1.0, G), run("r2", "ssd1", 2.0, G)],
+        &[],
+        Some("r1"),
+    );
+    assert_eq!(text::scope_note(&c.unwrap()), None);
+}

@@ -160,6 +160,34 @@ pub(crate) fn doubts_cell(r: &DiskRow) -> String {
     n.join(",")
 }
 
+/// Said above the tables when a verdict rests on a single run of one side (always with a run
+/// as the baseline): an interval holds the spread of a figure's repeats within its run, and
+/// what moves a whole run from one occasion to the next is not in it. Measured: two bundles of
+/// one profile a minute apart on a 2-vCPU VM's tmpfs differed by 26 % in a figure whose
+/// repeats had a CV of 1.9 % (README, `report compare`).
+pub(crate) fn scope_note(c: &Comparison) -> Option<&'static str> {
+    let one_run = |r: &DiskRow| r.samples.len() < 2;
+    let single = c.tests.iter().any(|t| {
+        let base = match c.baseline {
+            Baseline::Disk(b) => t.rows.iter().find(|r| r.disk == b),
+            Baseline::Run(_) => None,
+        };
+        t.rows.iter().any(|r| {
+            r.difference.is_some()
+                && (matches!(c.baseline, Baseline::Run(_))
+                    || one_run(r)
+                    || base.is_some_and(one_run))
+        })
+    });
+    single.then_some(
+        "The intervals hold the spread of each figure's repeats within one run. What moves a \
+         whole run from one occasion to the next (the machine's other load, a disk's cache, \
+         temperature or housekeeping) is not in them, so a verdict between single runs can be \
+         the occasion's: compare two or more runs of each side, taken at different times, to \
+         include it.",
+    )
+}
+
 /// The numbered doubts: `[1] sda in runs 1, 2; sdb in run 2: <doubt>`.
 pub(crate) fn doubt_lines(c: &Comparison) -> Vec<String> {
     c.doubts
@@ -259,6 +287,9 @@ pub fn render(c: &Comparison) -> String {
         );
     }
     let _ = writeln!(w, "Baseline: {}", c.baseline_label());
+    if let Some(note) = scope_note(c) {
+        let _ = writeln!(w, "{note}");
+    }
     if !c.doubts.is_empty() {
         let _ = writeln!(
             w,
