@@ -57,7 +57,12 @@ fn runs(r: &SuiteResult) -> &[TogetherRun] {
 }
 
 /// Runs the suite on `disks` with [`PROFILE`]; `started` gets the child's pid at once.
-fn suite(d: &Path, disks: &[&LoopDevice], started: impl FnOnce(u32)) -> (PathBuf, SuiteResult) {
+/// Runs the suite on `disks`: its bundle, its result and its progress lines (stderr).
+fn suite(
+    d: &Path,
+    disks: &[&LoopDevice],
+    started: impl FnOnce(u32),
+) -> (PathBuf, SuiteResult, String) {
     let profile = d.join("together.toml");
     std::fs::write(&profile, PROFILE).unwrap();
     let out = d.join("bundle");
@@ -76,7 +81,7 @@ fn suite(d: &Path, disks: &[&LoopDevice], started: impl FnOnce(u32)) -> (PathBuf
     let o = child.wait_with_output().unwrap();
     assert_ok(&o);
     let r = load(&out);
-    (out, r)
+    (out, r, String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
 #[test]
@@ -88,7 +93,21 @@ fn with_two_loop_disks_each_gets_its_ratio_together_over_alone() {
     let d = tempfile::tempdir().unwrap();
     let a = LoopDevice::new(d.path(), "a", 1200);
     let b = LoopDevice::new(d.path(), "b", 1200);
-    let (out, r) = suite(d.path(), &[&a, &b], |_| {});
+    let (out, r, progress) = suite(d.path(), &[&a, &b], |_| {});
+    // The all-at-once runs are steps of the progress count, after both disks' phases: the
+    // set's preparation and its two runs, the last of them the count's last step.
+    let counted: Vec<&str> = progress
+        .lines()
+        .filter(|l| l.contains("] all disks: "))
+        .collect();
+    assert_eq!(counted.len(), 3, "{progress}");
+    let last = counted[2].split(']').next().unwrap();
+    let (i, n) = last.rsplit_once('[').unwrap().1.split_once('/').unwrap();
+    assert_eq!(i, n, "{progress}");
+    assert!(
+        counted[2].contains("all disks: fileio-rndwr-t1 ("),
+        "{progress}"
+    );
     let runs = runs(&r);
     let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
@@ -278,7 +297,7 @@ fn with_three_same_model_loop_disks_the_throttled_one_is_named_the_outlier() {
         .collect();
     let slow = &disks[2];
     let done = AtomicBool::new(false);
-    let (out, r) = std::thread::scope(|scope| {
+    let (out, r, _) = std::thread::scope(|scope| {
         let watch = scope.spawn(|| {
             // Throttle each disk's filesystem (and the loop device under it) once mounted.
             let mut limited = Vec::new();

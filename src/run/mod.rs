@@ -18,6 +18,7 @@ pub mod assemble;
 mod options;
 mod phases;
 pub mod plan;
+mod progress;
 mod regimes;
 mod repeat;
 mod sampler;

@@ -10,7 +10,8 @@
 
 use super::options::{SuiteObserver, SuiteOptions};
 use super::phases;
-use super::plan::{estimate_s, steps as plan_steps, Step};
+use super::plan::{steps as plan_steps, Step};
+use super::progress::Progress;
 use super::sampler::Sampler;
 use super::target_run::{Chatter, Outcome, TargetRun};
 use super::targets::TargetSpec;
@@ -81,7 +82,15 @@ pub fn run_suite(
         result.status = RunStatus::NoTargets;
     }
     write_bundle(&opts.out_dir, &result)?;
-    let mut progress = Progress::new(&plan, opts);
+    let together: Vec<u64> = if opts.targets.len() >= 2 {
+        super::together::planned(&opts.profile)
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect()
+    } else {
+        vec![]
+    };
+    let mut progress = Progress::new(&plan, opts, together);
     for ti in 0..opts.targets.len() {
         run_target(
             opts,
@@ -93,7 +102,12 @@ pub fn run_suite(
             controller,
         )?;
     }
-    super::together::run_together(opts, &mut result, (observer, controller), open_work_dir)?;
+    super::together::run_together(
+        opts,
+        &mut result,
+        (observer, controller, &mut progress),
+        open_work_dir,
+    )?;
     if let Some(p) = pinned.as_mut() {
         result.governor = Some(p.restore().clone());
     }
@@ -107,40 +121,6 @@ pub fn run_suite(
     };
     write_bundle(&opts.out_dir, &result)?;
     Ok(result)
-}
-
-/// Counts phases for the progress line.
-struct Progress {
-    done: usize,
-    total: usize,
-    est: Vec<u64>,
-    est_left: u64,
-}
-
-impl Progress {
-    fn new(plan: &[Step], opts: &SuiteOptions) -> Self {
-        let est: Vec<u64> = plan
-            .iter()
-            .map(|s| estimate_s(&s.phase, &opts.profile))
-            .collect();
-        // The all-at-once runs come after every target's phases: their time is in the time
-        // left from the first phase on, though they are not phases of their own.
-        let together: u64 = if opts.targets.len() >= 2 {
-            super::together::planned(&opts.profile)
-                .iter()
-                .map(|(_, s)| s)
-                .sum()
-        } else {
-            0
-        };
-        let est_left = est.iter().sum::<u64>() * opts.targets.len() as u64 + together;
-        Progress {
-            done: 0,
-            total: plan.len() * opts.targets.len(),
-            est,
-            est_left,
-        }
-    }
 }
 
 fn new_target(spec: &TargetSpec) -> TargetResult {
@@ -181,7 +161,7 @@ fn run_target(
             result.targets[ti].phases.push(pr);
             result.targets[ti].samples = sampler.finish();
             facts.finish(opts, &mut result.targets[ti]);
-            progress.done += plan.len();
+            progress.target_left();
             return write_bundle(&opts.out_dir, result);
         }
     };
@@ -189,13 +169,7 @@ fn run_target(
     // Set when the target disk went away: the rest of its phases are skipped with the reason.
     let mut gone: Option<String> = None;
     for (pi, step) in plan.iter().enumerate() {
-        observer.phase_started(
-            &name,
-            step,
-            progress.done + 1,
-            progress.total,
-            progress.est_left,
-        );
+        progress.started(observer, &name, step);
         // Recorded as running first: a power cut leaves it marked, not missing. The same write
         // saves the previous phase's result, so every bundle saved while the target's phases
         // run names exactly one running phase (one write per phase, not two).
@@ -238,8 +212,7 @@ fn run_target(
             .last_mut()
             .expect("the running phase was recorded") = pr;
         result.targets[ti].samples = sampler.snapshot();
-        progress.done += 1;
-        progress.est_left = progress.est_left.saturating_sub(progress.est[pi]);
+        progress.phase_done(pi);
     }
     // The last phase's result, saved before the slower after-run facts (SMART, kernel log).
     write_bundle(&opts.out_dir, result)?;

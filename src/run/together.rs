@@ -6,6 +6,7 @@
 //! and the outliers, and the bundle is rewritten after every run.
 
 use super::options::{SuiteObserver, SuiteOptions};
+use super::progress::{worst, Progress};
 use super::target_run::{ram_bytes, Chatter};
 use crate::engine::Controller;
 use crate::fileio::{self, FileioConfig, TestMode};
@@ -27,7 +28,7 @@ struct Member {
 pub fn run_together(
     opts: &SuiteOptions,
     result: &mut SuiteResult,
-    (observer, controller): (&dyn SuiteObserver, &Controller),
+    (observer, controller, progress): (&dyn SuiteObserver, &Controller, &mut Progress),
     open_work: fn(&std::path::Path) -> anyhow::Result<PathBuf>,
 ) -> anyhow::Result<()> {
     let Some(plan) = &opts.profile.together else {
@@ -60,7 +61,13 @@ pub fn run_together(
             if controller.stop_requested() {
                 break;
             }
-            run_set(opts, result, &members, set, observer, controller)?;
+            run_set(
+                opts,
+                result,
+                &members,
+                set,
+                (observer, controller, progress),
+            )?;
         }
     }
     if controller.stop_requested() {
@@ -131,8 +138,7 @@ fn run_set(
     result: &mut SuiteResult,
     members: &[Member],
     set: usize,
-    observer: &dyn SuiteObserver,
-    controller: &Controller,
+    (observer, controller, progress): (&dyn SuiteObserver, &Controller, &mut Progress),
 ) -> anyhow::Result<()> {
     let phases = super::plan::set_runs(&opts.profile, set);
     observer.message(&format!(
@@ -140,7 +146,14 @@ fn run_set(
         set + 1,
         members.len()
     ));
+    let prepare = Phase::FileioPrepare { set };
+    progress.together_started(observer, prepare);
     let mut broken = prepare_all(opts, members, set, controller);
+    let prepared = broken.iter().map(|b| match b {
+        None => PhaseStatus::Ok,
+        Some(_) => PhaseStatus::Failed,
+    });
+    progress.together_done(observer, &prepare, worst(prepared));
     for phase in phases {
         if controller.stop_requested() {
             break;
@@ -153,6 +166,7 @@ fn run_set(
             "all disks at once: {name} on {} disks",
             members.len()
         ));
+        progress.together_started(observer, phase);
         let mut run = TogetherRun {
             name,
             phase,
@@ -174,6 +188,7 @@ fn run_set(
                 }
             }
         }
+        progress.together_done(observer, &phase, worst(run.disks.iter().map(|d| d.status)));
         result
             .together
             .get_or_insert_with(Default::default)
