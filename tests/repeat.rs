@@ -124,7 +124,10 @@ fn a_a_runs_get_verdicts_a_real_difference_is_called_and_mismatches_are_kept_apa
         "{first}"
     );
     // One run against one: the comparison says what its intervals leave out.
-    assert!(first.contains("two or more runs of each side"), "{first}");
+    assert!(
+        first.contains("runs of each disk, taken at different times"),
+        "{first}"
+    );
     let summary = std::fs::read_to_string(b1.join("summary.txt")).unwrap();
     assert!(
         summary.contains("repeats: 3 runs (the figures above are run ")

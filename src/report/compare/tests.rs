@@ -337,7 +337,10 @@ fn a_verdict_between_single_runs_says_what_its_interval_leaves_out() {
     .unwrap();
     assert!(c.tests[0].rows[0].difference.is_some());
     let note = text::scope_note(&c).expect("a note for one run against one");
-    assert!(note.contains("two or more runs of each side"), "{note}");
+    assert!(
+        note.contains("runs of each disk, taken at different times"),
+        "{note}"
+    );
     assert!(text::render(&c).contains(note));
     assert!(html::render(&c).contains(&crate::report::html::page::esc(note)));
     // Two disks, each measured in two runs: the occasions' spread is in both sides' repeats.

@@ -182,9 +182,9 @@ pub(crate) fn scope_note(c: &Comparison) -> Option<&'static str> {
     single.then_some(
         "The intervals hold the spread of each figure's repeats within one run. What moves a \
          whole run from one occasion to the next (the machine's other load, a disk's cache, \
-         temperature or housekeeping) is not in them, so a verdict between single runs can be \
-         the occasion's: compare two or more runs of each side, taken at different times, to \
-         include it.",
+         temperature or housekeeping) is not in them, so a verdict that rests on a single run of \
+         one side can be the occasion's, not the disk's. With a disk as the baseline, two or more \
+         runs of each disk, taken at different times, include it.",
     )
 }
 
