@@ -57,7 +57,7 @@ fn runs(r: &SuiteResult) -> &[TogetherRun] {
 }
 
 /// Runs the suite on `disks` with [`PROFILE`]; `started` gets the child's pid at once.
-/// Runs the suite on `disks`: its bundle, its result and its progress lines (stderr).
+/// Returns the bundle, its result and the progress lines (stderr).
 fn suite(
     d: &Path,
     disks: &[&LoopDevice],

@@ -168,16 +168,13 @@ pub(crate) fn doubts_cell(r: &DiskRow) -> String {
 pub(crate) fn scope_note(c: &Comparison) -> Option<&'static str> {
     let one_run = |r: &DiskRow| r.samples.len() < 2;
     let single = c.tests.iter().any(|t| {
-        let base = match c.baseline {
-            Baseline::Disk(b) => t.rows.iter().find(|r| r.disk == b),
-            Baseline::Run(_) => None,
+        let base_one_run = match c.baseline {
+            Baseline::Run(_) => true,
+            Baseline::Disk(b) => t.rows.iter().find(|r| r.disk == b).is_some_and(one_run),
         };
-        t.rows.iter().any(|r| {
-            r.difference.is_some()
-                && (matches!(c.baseline, Baseline::Run(_))
-                    || one_run(r)
-                    || base.is_some_and(one_run))
-        })
+        t.rows
+            .iter()
+            .any(|r| r.difference.is_some() && (base_one_run || one_run(r)))
     });
     single.then_some(
         "The intervals hold the spread of each figure's repeats within one run. What moves a \
