@@ -129,6 +129,15 @@ fn with_two_loop_disks_each_gets_its_ratio_together_over_alone() {
                 disk.outlier.is_none(),
                 "two disks name no outlier: {disk:?}"
             );
+            // Judged as a solo figure is, with its own device's bytes (each disk's files are
+            // on a loop device of its own).
+            let io = disk.device_io.as_ref().expect("the device's counters");
+            assert!(io.device.starts_with("loop"), "{io:?}");
+            let v = disk.validity.as_ref().expect("a verdict");
+            assert!(
+                v.reasons.iter().all(|r| r.rule != "device_bytes"),
+                "every byte reached the device (O_DIRECT): {v:?}"
+            );
             eprintln!(
                 "{} {}: {t:.1} MiB/s together, {alone:.1} alone, {ratio:.2}×",
                 run.name, disk.target
@@ -154,6 +163,10 @@ fn with_two_loop_disks_each_gets_its_ratio_together_over_alone() {
         out.to_str().unwrap(),
     ]));
     assert!(md.contains("| together-fileio-seqrd-t1 | "), "{md}");
+    assert!(
+        summary.contains(": validity: amber — link_ceiling (amber): not judged"),
+        "loop devices have no link: {summary}"
+    );
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(
         csv.matches(",together-fileio-seqrd-t1,ok,").count(),

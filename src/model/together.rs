@@ -58,6 +58,15 @@ pub struct TogetherDisk {
     /// Set when the figure is below the group's median by more than the limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outlier: Option<Outlier>,
+    /// What the block device under this disk's files read and wrote over the run (its `stat`
+    /// counters before and after); absent when it has none or shares it with another disk
+    /// of the run (their bytes could not be told apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_io: Option<crate::sys::blockdev::Counters>,
+    /// The validity verdict of `result`, by the rules of a solo phase (`report::validity`);
+    /// computed when read for bundles written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<super::Validity>,
 }
 
 /// Why a disk is its group's outlier: its figure is below `limit_mib_s`, the group's median

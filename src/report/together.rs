@@ -19,7 +19,7 @@
 //!   controller has one USB 3 port. Disks with no USB controller known share no ceiling.
 
 use crate::engine::Counters;
-use crate::model::together::{BusCeiling, BusLoad, Outlier, TogetherDisk};
+use crate::model::together::{BusCeiling, BusLoad, Outlier, TogetherDisk, TogetherRun};
 use crate::model::{BenchResult, PhaseStatus, SuiteResult, TargetResult};
 use crate::stats::repeat::median;
 use std::fmt::Write as _;
@@ -293,8 +293,30 @@ pub fn target_line(s: &SuiteResult, name: &str) -> Option<String> {
     Some(l)
 }
 
-/// One row per run and disk: run, target, together, alone, ratio, outlier.
-pub fn rows(s: &SuiteResult) -> Vec<[String; 6]> {
+/// The verdict word of disk `d`'s figure in run `r` (`report::validity::of_together`), or
+/// `-` when it has none (no figure).
+fn verdict_word(s: &SuiteResult, r: &TogetherRun, d: &TogetherDisk) -> &'static str {
+    super::validity::of_together(s, r, d).map_or("-", |v| v.verdict.word())
+}
+
+/// The validity lines of run `r`, each once with the disks it applies to (`a, b` and
+/// `validity: amber — …`).
+pub fn validity_lines(s: &SuiteResult, r: &TogetherRun) -> Vec<(String, String)> {
+    let mut out: Vec<(Vec<&str>, String)> = Vec::new();
+    for d in &r.disks {
+        let Some(line) = super::validity::of_together(s, r, d).map(|v| v.line()) else {
+            continue;
+        };
+        match out.iter_mut().find(|(_, l)| *l == line) {
+            Some((who, _)) => who.push(&d.target),
+            None => out.push((vec![&d.target], line)),
+        }
+    }
+    out.into_iter().map(|(w, l)| (w.join(", "), l)).collect()
+}
+
+/// One row per run and disk: run, target, together, alone, ratio, validity, outlier.
+pub fn rows(s: &SuiteResult) -> Vec<[String; 7]> {
     let Some(rec) = &s.together else {
         return vec![];
     };
@@ -307,6 +329,7 @@ pub fn rows(s: &SuiteResult) -> Vec<[String; 6]> {
                 fmt(d.mib_s),
                 fmt(d.alone_mib_s),
                 ratio_text(d),
+                verdict_word(s, r, d).into(),
                 if d.outlier.is_some() {
                     "OUTLIER".into()
                 } else {
@@ -319,8 +342,8 @@ pub fn rows(s: &SuiteResult) -> Vec<[String; 6]> {
 }
 
 /// results.csv's rows of the all-at-once runs, one per disk and run, in its `columns`
-/// (`csv_field` quotes a text field): the engine's figures; `vs_best` is left empty (the ratio
-/// to alone is in the other renderings).
+/// (`csv_field` quotes a text field): the engine's figures and the verdict; `vs_best` is left
+/// empty (the ratio to alone is in the other renderings).
 pub fn csv_rows(s: &SuiteResult, columns: usize, csv_field: fn(&str) -> String) -> Vec<String> {
     let Some(rec) = &s.together else {
         return vec![];
@@ -358,7 +381,8 @@ pub fn csv_rows(s: &SuiteResult, columns: usize, csv_field: fn(&str) -> String) 
                 _ => row.resize(columns - 2, String::new()),
             }
             row.push(csv_field(d.error.as_deref().unwrap_or("")));
-            row.push(String::new());
+            let verdict = super::validity::of_together(s, run, d);
+            row.push(verdict.map_or(String::new(), |v| v.verdict.word().into()));
             out.push(row.join(","));
         }
     }
@@ -366,7 +390,7 @@ pub fn csv_rows(s: &SuiteResult, columns: usize, csv_field: fn(&str) -> String) 
 }
 
 /// The heading every rendering gives the section.
-pub const HEADING: &str = "All disks at once (each run started on every disk together; MiB/s together and alone, their ratio; an outlier is below its model's median by more than 3 MADs)";
+pub const HEADING: &str = "All disks at once (each run started on every disk together; MiB/s together and alone, their ratio, the together figure's validity; an outlier is below its model's median by more than 3 MADs)";
 
 /// summary.txt's (and `report show`'s) section.
 pub fn summary_section(s: &SuiteResult) -> String {
@@ -382,11 +406,12 @@ pub fn summary_section(s: &SuiteResult) -> String {
         for d in &r.disks {
             let _ = write!(
                 w,
-                "    {:<10} {:>9} MiB/s  alone {:>9}  {:>6}",
+                "    {:<10} {:>9} MiB/s  alone {:>9}  {:>6}  {:<5}",
                 d.target,
                 fmt(d.mib_s),
                 fmt(d.alone_mib_s),
-                ratio_text(d)
+                ratio_text(d),
+                verdict_word(s, r, d)
             );
             if d.outlier.is_some() {
                 w.push_str("  OUTLIER");
@@ -395,6 +420,9 @@ pub fn summary_section(s: &SuiteResult) -> String {
                 let _ = write!(w, "  {e}");
             }
             w.push('\n');
+        }
+        for (who, line) in validity_lines(s, r) {
+            let _ = writeln!(w, "    {who}: {line}");
         }
         for b in &r.buses {
             let _ = writeln!(w, "    bus {}", bus_line(b));
@@ -413,7 +441,7 @@ pub fn markdown(s: &SuiteResult, cell: impl Fn(&str) -> String) -> String {
     };
     let mut w = format!("\n{HEADING}:\n\n");
     w.push_str(
-        "| run | target | together MiB/s | alone MiB/s | ratio | |\n|---|---|--:|--:|--:|---|\n",
+        "| run | target | together MiB/s | alone MiB/s | ratio | validity | |\n|---|---|--:|--:|--:|---|---|\n",
     );
     for row in rows(s) {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
@@ -425,6 +453,11 @@ pub fn markdown(s: &SuiteResult, cell: impl Fn(&str) -> String) -> String {
         .flat_map(|r| r.buses.iter().map(move |b| (r, b)))
     {
         let _ = writeln!(w, "\nBus in {}: {}", cell(&b.0.name), cell(&bus_line(b.1)));
+    }
+    for r in &rec.runs {
+        for (who, line) in validity_lines(s, r) {
+            let _ = writeln!(w, "\n{} {}: {}", cell(&r.name), cell(&who), cell(&line));
+        }
     }
     for o in outliers(s) {
         let _ = writeln!(w, "\n**{}**", cell(&o));
@@ -517,6 +550,8 @@ mod tests {
                 ratio: None,
                 group: None,
                 outlier: None,
+                device_io: None,
+                validity: None,
             });
         }
         s.together = Some(TogetherRecord {
@@ -568,7 +603,7 @@ mod tests {
             rows[2]
         );
         assert!(markdown(&s, |c| c.to_string())
-            .contains("| together-fileio-seqrd-t1 | c | 29.0 | 30.0 | 0.97× | OUTLIER |"));
+            .contains("| together-fileio-seqrd-t1 | c | 29.0 | 30.0 | 0.97× | amber | OUTLIER |"));
     }
 }
 
@@ -577,7 +612,9 @@ mod bus_tests {
     use super::*;
     use crate::disk::usb::{UsbController, UsbInfo};
     use crate::disk::Disk;
+    use crate::model::together::TogetherRecord;
     use crate::model::TargetKind;
+    use crate::model::{Colour, Phase};
 
     fn usb_target(name: &str, controller: &str, model: &str) -> TargetResult {
         let usb = UsbInfo {
@@ -617,7 +654,80 @@ mod bus_tests {
             ratio: None,
             group: None,
             outlier: None,
+            device_io: None,
+            validity: None,
         }
+    }
+
+    #[test]
+    fn each_disks_figure_together_is_judged_by_the_solo_rules_in_every_rendering() {
+        let mut s = crate::model::suite::tests_support::two_disk_suite();
+        s.targets = vec![
+            usb_target("sda", "VIA VL805", "T7"),
+            usb_target("sdb", "VIA VL805", "T7"),
+        ];
+        let phase = Phase::FileioRun {
+            set: 0,
+            mode: crate::fileio::TestMode::Seqrd,
+            threads: 1,
+            queue: None,
+        };
+        // 900 MiB/s cannot have crossed a 5 Gb/s link; sdb's 300 did, its device says so.
+        let fast = disk("sda", 900.0);
+        let mut fine = disk("sdb", 300.0);
+        let secs = fine.result.as_ref().unwrap().measurement.total_time_s;
+        fine.device_io = Some(crate::sys::blockdev::Counters {
+            device: "sdb".into(),
+            read_bytes: (300.0 * 1_048_576.0 * secs) as u64,
+            written_bytes: 0,
+        });
+        s.together = Some(TogetherRecord {
+            runs: vec![TogetherRun {
+                name: format!("together-{}", phase.name()),
+                phase,
+                disks: vec![fast, fine],
+                buses: vec![],
+            }],
+            notes: vec![],
+        });
+        super::super::validity::judge(&mut s);
+        let run = &s.together.as_ref().unwrap().runs[0];
+        let rules = |i: usize| -> Vec<(String, Colour)> {
+            let v = run.disks[i].validity.as_ref().expect("judged");
+            v.reasons
+                .iter()
+                .map(|r| (r.rule.clone(), r.colour))
+                .collect()
+        };
+        assert!(
+            rules(0).contains(&("link_ceiling".into(), Colour::Red)),
+            "{:?}",
+            rules(0)
+        );
+        assert!(
+            rules(1)
+                .iter()
+                .all(|(r, _)| r != "link_ceiling" && r != "device_bytes"),
+            "{:?}",
+            rules(1)
+        );
+        assert_eq!(super::super::validity::red_count(&s), 1);
+        let words: Vec<String> = rows(&s).into_iter().map(|r| r[5].clone()).collect();
+        assert_eq!(words[0], "red");
+        assert_ne!(words[1], "red");
+        let text = summary_section(&s);
+        assert!(
+            text.contains("sda: validity: red — link_ceiling (red): read 900.0 MiB/s"),
+            "{text}"
+        );
+        let md = markdown(&s, |c| c.to_string());
+        assert!(md.contains("| 900.0 | - | - | red |"), "{md}");
+        let csv = csv_rows(&s, 26, |f| f.to_string());
+        assert!(csv[0].ends_with(",red"), "{csv:?}");
+        // A bundle written before the verdict was recorded gets it when read.
+        let mut old = s.clone();
+        old.together.as_mut().unwrap().runs[0].disks[0].validity = None;
+        assert_eq!(rows(&old)[0][5], "red");
     }
 
     #[test]

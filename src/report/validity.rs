@@ -24,6 +24,9 @@
 //! | `steady_state` | amber | no steady state by the result's criterion, one left, or none judged |
 //! | doubts not covered above | amber | see [`DOUBT_COLOURS`] |
 //!
+//! Each disk's figure in an all-at-once run (`model::together`) is judged by the same rules,
+//! as a phase of its target ([`of_together`]).
+//!
 //! The verdict is the worst colour among the reasons; green (with no reason) only when every
 //! rule that applies to the result was judged and passed. A rule that applies but could not be
 //! judged (the link of a directory target, RAM not recorded) is an amber reason that says
@@ -33,6 +36,7 @@ use super::doubts::{self, Kind};
 use crate::disk::kernel_log::{parse_usb_event, UsbEventKind, UsbTrouble, UsbTroubleCount};
 use crate::disk::{LinkSpeed, Transport};
 use crate::engine::Counters;
+use crate::model::together::{TogetherDisk, TogetherRun};
 use crate::model::{BenchResult, PhaseResult, SuiteResult, TargetResult, TestOptions};
 use crate::sys::governor::GovernorRecord;
 use crate::units::human_size;
@@ -228,16 +232,45 @@ pub fn judge(s: &mut SuiteResult) {
             s.targets[ti].phases[pi].validity = v;
         }
     }
+    let runs = s.together.iter().flat_map(|rec| &rec.runs);
+    let verdicts: Vec<Vec<Option<Validity>>> = runs
+        .map(|r| r.disks.iter().map(|d| together(s, r, d)).collect())
+        .collect();
+    for (r, v) in s
+        .together
+        .iter_mut()
+        .flat_map(|rec| &mut rec.runs)
+        .zip(verdicts)
+    {
+        for (d, v) in r.disks.iter_mut().zip(v) {
+            d.validity = v;
+        }
+    }
 }
 
-/// How many phase results of the run are judged red (the appliance's LEDs say so).
+/// How many figures of the run (phase results and each disk's share of an all-at-once run)
+/// are judged red (the appliance's LEDs say so).
 pub fn red_count(s: &SuiteResult) -> usize {
-    s.targets
-        .iter()
-        .flat_map(|t| t.phases.iter().map(move |p| (t, p)))
-        .filter_map(|(t, p)| of_phase(s, t, p))
-        .filter(|v| v.verdict == Colour::Red)
-        .count()
+    let phases = s.targets.iter();
+    let phases = phases.flat_map(|t| t.phases.iter().map(move |p| of_phase(s, t, p)));
+    let runs = s.together.iter().flat_map(|rec| &rec.runs);
+    let together = runs.flat_map(|r| r.disks.iter().map(move |d| of_together(s, r, d)));
+    let verdicts = phases.chain(together).flatten();
+    verdicts.filter(|v| v.verdict == Colour::Red).count()
+}
+
+/// The verdict disk `d`'s share of all-at-once run `r` carries, or (a bundle written before
+/// it was recorded) the one the rules give now: those of a solo phase, on its target.
+pub fn of_together(s: &SuiteResult, r: &TogetherRun, d: &TogetherDisk) -> Option<Validity> {
+    d.validity.clone().or_else(|| together(s, r, d))
+}
+
+fn together(s: &SuiteResult, r: &TogetherRun, d: &TogetherDisk) -> Option<Validity> {
+    let t = s.targets.iter().find(|t| t.name == d.target)?;
+    let mut p = PhaseResult::new(&r.name, Some(r.phase), d.status);
+    p.result = d.result.clone();
+    p.device_io = d.device_io.clone();
+    of_result(s, t, &p)
 }
 
 /// The validity of phase `p` of target `t` by the rules (`None` for a phase without numbers).
@@ -557,7 +590,7 @@ fn device_bytes(p: &PhaseResult, r: &BenchResult) -> Option<Reason> {
         return Some(reason(
             "device_bytes",
             Colour::Amber,
-            "not judged: the block device's counters were not recorded over the phase (no block device under the files, or an older spindle).".into(),
+            "not judged: the block device's counters were not recorded over the phase (no block device under the files, one shared with another disk of an all-at-once run, or an older spindle).".into(),
         ));
     };
     let size = |b: f64| human_size(b as u64);

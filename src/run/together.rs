@@ -13,6 +13,7 @@ use crate::fileio::{self, FileioConfig, TestMode};
 use crate::model::together::{TogetherDisk, TogetherRecord, TogetherRun};
 use crate::model::{BenchResult, Phase, PhaseStatus, SuiteResult, TestOptions};
 use crate::report::bundle::write_bundle;
+use crate::sys::blockdev::Counters;
 use std::path::PathBuf;
 use std::sync::Barrier;
 
@@ -188,6 +189,7 @@ fn run_set(
                 }
             }
         }
+        unshared_device_io(&mut run.disks);
         progress.together_done(observer, &phase, worst(run.disks.iter().map(|d| d.status)));
         result
             .together
@@ -207,7 +209,8 @@ fn run_set(
     Ok(())
 }
 
-type Outcome = Option<anyhow::Result<BenchResult>>;
+/// A disk's run: its result and what its block device moved over it.
+type Outcome = Option<anyhow::Result<(BenchResult, Option<Counters>)>>;
 
 /// One run on every member not `broken`, started together: each thread waits at one barrier.
 fn run_all(
@@ -236,9 +239,13 @@ fn run_all(
                                 return Err(anyhow::anyhow!("{e}"));
                             }
                         }
+                        let before = Counters::of_dir(&cfg.dir);
                         barrier.wait();
                         let m = fileio::run(&cfg, controller, &Chatter::default())?;
-                        Ok(BenchResult::new(TestOptions::Fileio(cfg), m))
+                        let after = Counters::of_dir(&cfg.dir);
+                        let mut r = BenchResult::new(TestOptions::Fileio(cfg), m);
+                        r.judge_steady(&opts.profile.fileio[set].steady);
+                        Ok((r, before.zip(after).map(|(b, a)| b.until(&a))))
                     })
                 })
             })
@@ -262,6 +269,11 @@ fn disk_result(
     broken: Option<String>,
     controller: &Controller,
 ) -> TogetherDisk {
+    let (outcome, device_io) = match outcome {
+        Some(Ok((r, io))) => (Some(Ok(r)), io),
+        Some(Err(e)) => (Some(Err(e)), None),
+        None => (None, None),
+    };
     let (status, error, result) = match outcome {
         None => (PhaseStatus::Skipped, broken, None),
         Some(Err(e)) => (PhaseStatus::Failed, Some(format!("{e:#}")), None),
@@ -283,6 +295,25 @@ fn disk_result(
         ratio: None,
         group: None,
         outlier: None,
+        device_io,
+        validity: None,
+    }
+}
+
+/// Drops the device counters of disks whose files share a block device: each counts the
+/// other's bytes too, so neither tells what reached the disk for its own figure.
+fn unshared_device_io(disks: &mut [TogetherDisk]) {
+    let device = |d: &TogetherDisk| d.device_io.as_ref().map(|c| c.device.clone());
+    let names: Vec<Option<String>> = disks.iter().map(device).collect();
+    for (i, d) in disks.iter_mut().enumerate() {
+        let shared = names[i].is_some()
+            && names
+                .iter()
+                .enumerate()
+                .any(|(j, n)| j != i && *n == names[i]);
+        if shared {
+            d.device_io = None;
+        }
     }
 }
 

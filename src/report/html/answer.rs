@@ -73,7 +73,11 @@ fn together(out: &mut String, s: &SuiteResult) {
                 num(esc(&r[2])),
                 num(esc(&r[3])),
                 num(esc(&r[4])),
-                esc(&r[5]),
+                match r[5].as_str() {
+                    w @ ("green" | "amber" | "red") => format!("<b class=\"v-{w}\">{w}</b>"),
+                    w => esc(w),
+                },
+                esc(&r[6]),
             ]
         })
         .collect();
@@ -85,6 +89,7 @@ fn together(out: &mut String, s: &SuiteResult) {
             "\u{1}Together MiB/s",
             "\u{1}Alone MiB/s",
             "\u{1}Ratio",
+            "Validity",
             "",
         ],
         &rows,
@@ -96,6 +101,10 @@ fn together(out: &mut String, s: &SuiteResult) {
             r.buses
                 .iter()
                 .map(move |b| format!("<li>{}: {}</li>", esc(&r.name), esc(&t::bus_line(b))))
+                .chain(t::validity_lines(s, r).into_iter().map(|(who, line)| {
+                    let line = super::test_sections::coloured(&line);
+                    format!("<li>{} {}: {line}</li>", esc(&r.name), esc(&who))
+                }))
         })
         .chain(rec.notes.iter().map(|n| format!("<li>{}</li>", esc(n))))
         .collect();

@@ -338,7 +338,7 @@ fn tpcc_types(out: &mut String, s: &SuiteResult, v: &TestView) {
 }
 
 /// `t` escaped; a validity line's verdict word coloured (`v-green`, `v-amber`, `v-red`).
-fn coloured(t: &str) -> String {
+pub(super) fn coloured(t: &str) -> String {
     for c in ["green", "amber", "red"] {
         let head = format!("validity: {c}");
         if let Some(rest) = t.strip_prefix(&head) {
