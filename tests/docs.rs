@@ -119,7 +119,11 @@ fn dry_run_shows_the_targets_with_their_verdicts_and_the_disks_left_out() {
             && out.contains("holds data"),
         "{out}"
     );
-    assert!(out.contains("Phases per target (66; about 57 min"), "{out}");
+    assert!(out.contains("Phases per target (98; about 57 min"), "{out}");
+    assert!(
+        out.contains("  sets with a repeat of their own, in rounds: fileio2 5 times, fileio3 5 times, fileio6 5 times, fileio7 5 times\n"),
+        "CrystalDiskMark's 5 loops: {out}"
+    );
     assert!(
         out.contains("Then on every disk at once, with two targets or more ([together]; about 2 min in all):\n  together-fileio6-prepare ")
             && out.contains("  together-fileio3-rndwr-4KiB-qd32-t1 ~20 s\n"),

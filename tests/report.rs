@@ -330,7 +330,26 @@ fn crystaldiskmarks_rows_and_the_a1_a2_check_show_in_every_rendering_and_as_mark
             .unwrap_or_else(|| panic!("no {row}: {section}"));
         // Read and write both measured: two "(p99 … ms)" cells, no "-".
         assert_eq!(line.matches("(p99 ").count(), 2, "{line}");
+        // Only the set with a repeat of its own (3) gives the best of its runs.
+        let best = if row == "RND4K Q1T1" { 2 } else { 0 };
+        assert_eq!(line.matches(" best of 3 (p99 ").count(), best, "{line}");
     }
+    let r = spindle::model::SuiteResult::from_json(
+        &std::fs::read_to_string(out.join("results.json")).unwrap(),
+        "results.json",
+    )
+    .unwrap();
+    let runs: Vec<usize> = r.targets[0]
+        .phases
+        .iter()
+        .filter(|p| p.name.starts_with("fileio4-rnd"))
+        .map(|p| p.repeats.as_ref().map_or(1, |rp| rp.runs.len()))
+        .collect();
+    assert_eq!(
+        runs,
+        [3, 3],
+        "each of the set's two runs three times, kept once"
+    );
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(page.contains("<h3>CrystalDiskMark's rows</h3>") && page.contains("RND4K Q32T1"));
     let md = spindle(&["report", "show", "--markdown", out.to_str().unwrap()]);

@@ -198,6 +198,38 @@ fn verdict(p: &crate::provision::prepare::Preparation) -> String {
     }
 }
 
+/// The dry run's lines on repeats: `[repeat]`'s, and the fileio sets that repeat more.
+fn repeat_lines(p: &SuiteProfile) -> String {
+    use std::fmt::Write as _;
+    let mut w = String::new();
+    if p.repeat.max > 1 {
+        let _ = writeln!(
+            w,
+            "  each measurement run {} times, in rounds over its stretch of runs (listed below){}",
+            p.repeat.count,
+            match p.repeat.until_ci_pct {
+                Some(c) => format!(
+                    ", up to {} while its 95 % interval is wider than ±{c} %",
+                    p.repeat.max
+                ),
+                None => String::new(),
+            }
+        );
+    }
+    let own: Vec<String> = (p.fileio.iter().enumerate())
+        .filter(|(_, f)| f.repeat > p.repeat.count)
+        .map(|(i, f)| format!("fileio{} {} times", i + 1, f.repeat))
+        .collect();
+    if !own.is_empty() {
+        let _ = writeln!(
+            w,
+            "  sets with a repeat of their own, in rounds: {}",
+            own.join(", ")
+        );
+    }
+    w
+}
+
 /// The dry run's text: profile, targets and verdicts, disks left out, phases with their time.
 pub fn describe_plan(req: &RunRequest, plan: &crate::run::targets::DiskPlan) -> String {
     use std::fmt::Write as _;
@@ -264,20 +296,7 @@ pub fn describe_plan(req: &RunRequest, plan: &crate::run::targets::DiskPlan) -> 
         phases.len(),
         total.div_ceil(60)
     );
-    if p.repeat.max > 1 {
-        let _ = writeln!(
-            w,
-            "  each measurement run {} times, in rounds over its stretch of runs (listed below){}",
-            p.repeat.count,
-            match p.repeat.until_ci_pct {
-                Some(c) => format!(
-                    ", up to {} while its 95 % interval is wider than ±{c} %",
-                    p.repeat.max
-                ),
-                None => String::new(),
-            }
-        );
-    }
+    w.push_str(&repeat_lines(p));
     for (ph, s) in phases.iter().zip(&secs) {
         let _ = writeln!(w, "  {:<34} ~{s} s", ph.name());
     }

@@ -61,6 +61,10 @@ pub struct FileioSet {
     pub ss: Option<String>,
     pub ss_dur: Option<u64>,
     pub ss_ramp: Option<u64>,
+    /// Runs of each of the set's measurements, in rounds, when more than `[repeat]`'s count
+    /// (CrystalDiskMark's 5 loops: its rows keep the best) [`[repeat]`'s].
+    #[serde(default)]
+    pub repeat: Option<u32>,
 }
 
 /// The total size of a fileio set.
@@ -93,6 +97,8 @@ pub struct FileioPlan {
     pub drop_caches: bool,
     /// Each run's steady-state criterion, window and ramp.
     pub steady: SteadySettings,
+    /// The set's own runs per measurement (`repeat`; 1 when it has none: `[repeat]` rules).
+    pub repeat: u32,
 }
 
 fn default_block() -> String {
@@ -215,6 +221,12 @@ pub(super) fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
     if base.block_size == 0 {
         return Err(("block_size", "must be at least 1 byte".into()));
     }
+    if f.repeat == Some(0) {
+        return Err((
+            "repeat",
+            "is 0: run each measurement at least once (or leave the key out)".into(),
+        ));
+    }
     Ok(FileioPlan {
         base,
         total: resolve_total(&f.total_size)?,
@@ -222,5 +234,6 @@ pub(super) fn resolve_fileio(f: &FileioSet) -> Result<FileioPlan, KeyError> {
         threads: thread_counts("threads", &f.threads)?,
         drop_caches: f.drop_caches,
         steady: from_keys(f.ss.as_deref(), f.ss_dur, f.ss_ramp, f.report_interval)?,
+        repeat: f.repeat.unwrap_or(1),
     })
 }

@@ -578,6 +578,11 @@ mod tests {
             e.contains("fileio[0].extra_flags") && e.contains("direkt"),
             "{e}"
         );
+        let e = err(&format!("{SET}repeat = 0\n"));
+        assert!(
+            e.contains("fileio[0].repeat") && e.contains("at least once"),
+            "{e}"
+        );
         let e = err(&format!("{OLTP}rand_type = \"zipf\"\n"));
         assert!(
             e.contains(file) && e.contains("oltp.rand_type") && e.contains("zipf"),

@@ -56,6 +56,18 @@ impl RepeatPlan {
         })
     }
 
+    /// At least `n` runs of each measurement (a fileio set's own `repeat`), else as it is.
+    pub fn at_least(self, n: u32) -> RepeatPlan {
+        if n <= self.count {
+            return self;
+        }
+        RepeatPlan {
+            count: n,
+            max: self.max.max(n),
+            ..self
+        }
+    }
+
     /// Another run is due after `done` runs whose interval half-width is `half_width_pct`.
     pub fn wants_more(&self, done: u32, half_width_pct: Option<f64>) -> bool {
         if done >= self.max {

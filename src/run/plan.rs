@@ -2,6 +2,7 @@
 //! so it is unit-tested and shown to the user (`spindle suite --dry-run`) before anything runs.
 
 use crate::config::profile::SuiteProfile;
+use crate::config::repeat::RepeatPlan;
 use crate::config::spindle::ServerChoice;
 use crate::fileio::IoMode;
 use crate::model::{Phase, Queue, Regime, When};
@@ -105,7 +106,15 @@ pub fn phases(profile: &SuiteProfile) -> Vec<Phase> {
     }
     v.push(Phase::MysqldStop);
     v.push(Phase::SystemState { when: When::After });
-    rounds(v, profile.repeat.count)
+    rounds(v, profile)
+}
+
+/// How phase `p` is repeated: `[repeat]`, or more for a fileio set with its own `repeat`.
+pub fn repeat_of(profile: &SuiteProfile, p: &Phase) -> RepeatPlan {
+    match p {
+        Phase::FileioRun { set, .. } => profile.repeat.at_least(profile.fileio[*set].repeat),
+        _ => profile.repeat,
+    }
 }
 
 /// The runs of fileio set `set`, once each whatever `[repeat]`'s rounds make of them.
@@ -123,14 +132,12 @@ pub fn set_runs(profile: &SuiteProfile, set: usize) -> Vec<Phase> {
 /// set's runs, the OLTP runs on one data set or in one regime, a TPC-C run) run `count` times
 /// over, so a figure's repeats are spread over its stretch rather than back to back, and what
 /// drifts meanwhile (the disk's state, the machine's load) shows in their spread.
-fn rounds(v: Vec<Phase>, count: u32) -> Vec<Phase> {
-    if count <= 1 {
-        return v;
-    }
+fn rounds(v: Vec<Phase>, profile: &SuiteProfile) -> Vec<Phase> {
     let mut out = Vec::with_capacity(v.len());
     let mut stretch: Vec<Phase> = Vec::new();
     let flush = |stretch: &mut Vec<Phase>, out: &mut Vec<Phase>| {
-        for _ in 0..count {
+        let count = stretch.iter().map(|p| repeat_of(profile, p).count).max();
+        for _ in 0..count.unwrap_or(1) {
             out.extend_from_slice(stretch);
         }
         stretch.clear();
@@ -420,7 +427,14 @@ mod tests {
     fn async_sets_are_named_by_block_size_and_queue_depth() {
         for name in ["standard", "reference"] {
             let p = SuiteProfile::load(name).unwrap();
-            let names: Vec<String> = phases(&p).iter().map(Phase::name).collect();
+            // Each phase once (a repeated one is in the plan once per round).
+            let mut distinct: Vec<Phase> = Vec::new();
+            for ph in phases(&p) {
+                if !distinct.contains(&ph) {
+                    distinct.push(ph);
+                }
+            }
+            let names: Vec<String> = distinct.iter().map(Phase::name).collect();
             let mut unique = names.clone();
             unique.sort();
             unique.dedup();
@@ -486,5 +500,42 @@ mod tests {
             assert_eq!(b[start + r * n..start + (r + 1) * n], set0[..], "round {r}");
         }
         assert_eq!(b[start + 3 * n], Phase::FileioCleanup { set: 0 });
+    }
+
+    #[test]
+    fn a_set_with_its_own_repeat_runs_its_stretch_that_often_and_the_rest_as_repeat_says() {
+        let mut p = SuiteProfile::load("quick").unwrap();
+        p.fileio[0].repeat = 5;
+        let count = |p: &SuiteProfile, set: usize| {
+            let v = phases(p);
+            let n = v
+                .iter()
+                .filter(|ph| matches!(ph, Phase::FileioRun { set: s, .. } if *s == set));
+            n.count()
+        };
+        let once = SuiteProfile::load("quick").unwrap();
+        assert_eq!(count(&p, 0), 5 * count(&once, 0));
+        let others = |p: &SuiteProfile| phases(p).iter().filter(|ph| ph.is_measurement()).count();
+        assert_eq!(others(&p) - count(&p, 0), others(&once) - count(&once, 0));
+        let run = set_runs(&p, 0)[0];
+        assert_eq!(repeat_of(&p, &run).count, 5);
+        assert_eq!(repeat_of(&p, &run).max, 5);
+        // [repeat] above the set's own count wins; below it, the set's.
+        p.repeat = p.repeat.with_count(7).unwrap();
+        assert_eq!(repeat_of(&p, &run).count, 7);
+        assert_eq!(count(&p, 0), 7 * count(&once, 0));
+        p.repeat = p.repeat.with_count(3).unwrap();
+        assert_eq!(repeat_of(&p, &run).count, 5);
+        assert_eq!(
+            repeat_of(
+                &p,
+                &Phase::TpccRun {
+                    warehouses: 1,
+                    connections: 1
+                }
+            )
+            .count,
+            3
+        );
     }
 }

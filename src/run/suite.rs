@@ -313,7 +313,7 @@ fn execute_phase(
     controller: &Controller,
 ) -> PhaseResult {
     let this = run_once(opts, run, step, target, chatter, controller);
-    let plan = opts.profile.repeat;
+    let plan = super::plan::repeat_of(&opts.profile, &step.phase);
     if !step.phase.is_measurement() || plan.max <= 1 || !last_round {
         return this;
     }
