@@ -305,12 +305,8 @@ fn disk_result(
 fn unshared_device_io(disks: &mut [TogetherDisk]) {
     let device = |d: &TogetherDisk| d.device_io.as_ref().map(|c| c.device.clone());
     let names: Vec<Option<String>> = disks.iter().map(device).collect();
-    for (i, d) in disks.iter_mut().enumerate() {
-        let shared = names[i].is_some()
-            && names
-                .iter()
-                .enumerate()
-                .any(|(j, n)| j != i && *n == names[i]);
+    for (d, name) in disks.iter_mut().zip(&names) {
+        let shared = name.is_some() && names.iter().filter(|n| *n == name).count() > 1;
         if shared {
             d.device_io = None;
         }
@@ -344,6 +340,30 @@ pub fn planned(profile: &crate::config::profile::SuiteProfile) -> Vec<(String, u
 mod tests {
     use super::*;
     use crate::config::profile::SuiteProfile;
+
+    #[test]
+    fn disks_whose_files_share_a_device_lose_its_counters_and_the_others_keep_theirs() {
+        let disk = |target: &str, device: Option<&str>| TogetherDisk {
+            device_io: device.map(|d| Counters {
+                device: d.into(),
+                read_bytes: 1,
+                written_bytes: 2,
+            }),
+            ..disk_result(target, None, None, &Controller::new())
+        };
+        let mut disks = vec![
+            disk("a", Some("sda1")),
+            disk("b", Some("sdb1")),
+            disk("c", Some("sda1")),
+            disk("d", None),
+        ];
+        unshared_device_io(&mut disks);
+        let kept: Vec<Option<&str>> = disks
+            .iter()
+            .map(|d| d.device_io.as_ref().map(|c| c.device.as_str()))
+            .collect();
+        assert_eq!(kept, [None, Some("sdb1"), None, None]);
+    }
 
     #[test]
     fn the_plan_prepares_each_set_then_runs_it_once_whatever_repeat_says() {
