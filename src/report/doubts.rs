@@ -301,28 +301,21 @@ pub struct DoubtList {
 
 impl DoubtList {
     pub fn of(s: &SuiteResult) -> Self {
-        let mut items: Vec<Item> = Vec::new();
+        let mut found = Vec::new();
         for (ti, t) in s.targets.iter().enumerate() {
             for p in &t.phases {
-                for d in of_result(s, t, p) {
-                    let i = match items.iter().position(|x| x.text == d.text) {
-                        Some(i) => i,
-                        None => {
-                            items.push(Item {
-                                kind: d.kind,
-                                text: d.text,
-                                who: vec![],
-                            });
-                            items.len() - 1
-                        }
-                    };
-                    match items[i].who.iter_mut().find(|(x, _)| *x == ti) {
-                        Some((_, phases)) => phases.push(p.name.clone()),
-                        None => items[i].who.push((ti, vec![p.name.clone()])),
-                    }
-                }
+                let of = of_result(s, t, p).into_iter();
+                found.extend(of.map(|d| (d.text, (d.kind, ti, p.name.clone()))));
             }
         }
+        let items = super::group::grouped(found)
+            .into_iter()
+            .map(|(text, holds)| Item {
+                kind: holds[0].0,
+                text,
+                who: super::group::grouped(holds.into_iter().map(|(_, t, p)| (t, p))),
+            })
+            .collect();
         DoubtList {
             run: of_run(s),
             items,
@@ -370,19 +363,15 @@ impl DoubtList {
         };
         let mut out: Vec<String> = self.run.iter().cloned().collect();
         for (n, it) in self.items.iter().enumerate() {
-            // (targets, label) groups, in target order.
-            let mut groups: Vec<(Vec<&str>, String)> = Vec::new();
-            for (t, ps) in &it.who {
-                let l = label(*t, ps);
-                let name = s.targets[*t].name.as_str();
-                match groups.iter_mut().find(|(_, x)| *x == l) {
-                    Some((names, _)) => names.push(name),
-                    None => groups.push((vec![name], l)),
-                }
-            }
+            // (label, targets) groups, in target order.
+            let groups = super::group::grouped(
+                it.who
+                    .iter()
+                    .map(|(t, ps)| (label(*t, ps), s.targets[*t].name.as_str())),
+            );
             let who: Vec<String> = groups
                 .iter()
-                .map(|(names, l)| format!("{} ({l})", names.join(", ")))
+                .map(|(l, names)| format!("{} ({l})", names.join(", ")))
                 .collect();
             out.push(format!("[{}] {}: {}", n + 1, who.join("; "), it.text));
         }

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod csv;
 pub mod doubts;
 pub mod figures;
+pub mod group;
 pub mod health;
 pub mod html;
 pub mod markdown;

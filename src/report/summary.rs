@@ -406,7 +406,7 @@ fn skipped_phases(w: &mut String, s: &SuiteResult) {
 /// One line per target and distinct note, naming the phases it applies to: the phase's notes
 /// and, for OLTP and TPC-C runs, their data set against the buffer pool.
 fn notes(w: &mut String, s: &SuiteResult) {
-    let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut notes: Vec<(String, &str)> = Vec::new();
     for t in &s.targets {
         for p in &t.phases {
             let fit = p.data_set.map(|f| {
@@ -416,15 +416,11 @@ fn notes(w: &mut String, s: &SuiteResult) {
                 };
                 format!("{engine} {}", f.describe())
             });
-            for n in p.notes.iter().chain(&fit) {
-                let key = format!("{} {n}", t.name);
-                match notes.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, phases)) => phases.push(&p.name),
-                    None => notes.push((key, vec![&p.name])),
-                }
-            }
+            let keys = p.notes.iter().chain(&fit);
+            notes.extend(keys.map(|n| (format!("{} {n}", t.name), p.name.as_str())));
         }
     }
+    let notes = super::group::grouped(notes);
     if !notes.is_empty() {
         let _ = writeln!(w, "\nNotes:");
         for (note, phases) in notes {

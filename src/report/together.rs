@@ -302,17 +302,13 @@ fn verdict_word(s: &SuiteResult, r: &TogetherRun, d: &TogetherDisk) -> &'static 
 /// The validity lines of run `r`, each once with the disks it applies to (`a, b` and
 /// `validity: amber — …`).
 pub fn validity_lines(s: &SuiteResult, r: &TogetherRun) -> Vec<(String, String)> {
-    let mut out: Vec<(Vec<&str>, String)> = Vec::new();
-    for d in &r.disks {
-        let Some(line) = super::validity::of_together(s, r, d).map(|v| v.line()) else {
-            continue;
-        };
-        match out.iter_mut().find(|(_, l)| *l == line) {
-            Some((who, _)) => who.push(&d.target),
-            None => out.push((vec![&d.target], line)),
-        }
-    }
-    out.into_iter().map(|(w, l)| (w.join(", "), l)).collect()
+    let lines = r.disks.iter().filter_map(|d| {
+        super::validity::of_together(s, r, d).map(|v| (v.line(), d.target.as_str()))
+    });
+    super::group::grouped(lines)
+        .into_iter()
+        .map(|(l, who)| (who.join(", "), l))
+        .collect()
 }
 
 /// One row per run and disk: run, target, together, alone, ratio, validity, outlier.

@@ -41,15 +41,9 @@ fn results<'a>(v: &'a TestView) -> impl Iterator<Item = (&'a Row<'a>, &'a BenchR
 
 /// The parameter line under each figure: every distinct parameter set of the rows.
 fn params_caption(s: &SuiteResult, v: &TestView) -> String {
-    let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
-    for (r, b) in results(v) {
-        let line = params::describe(b);
-        let name = s.targets[r.target].name.as_str();
-        match lines.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, who)) => who.push(name),
-            None => lines.push((line, vec![name])),
-        }
-    }
+    let lines = super::super::group::grouped(
+        results(v).map(|(r, b)| (params::describe(b), s.targets[r.target].name.as_str())),
+    );
     let profile = s.profile.name.as_str();
     let body = if lines.len() == 1 {
         esc(&lines[0].0)
@@ -351,7 +345,7 @@ pub(super) fn coloured(t: &str) -> String {
 /// The doubts (numbered as in the answer), errors, steady state, validity verdict
 /// (`report::validity`) and notes of the rows, each once with the targets it applies to.
 fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList) {
-    let mut items: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut items: Vec<(String, &str)> = Vec::new();
     for r in &v.rows {
         let name = s.targets[r.target].name.as_str();
         let numbered = doubts
@@ -380,13 +374,9 @@ fn problems(out: &mut String, s: &SuiteResult, v: &TestView, doubts: &DoubtList)
             .chain(r.phase.repeats.as_ref().map(super::super::repeat::line))
             .chain(r.phase.notes.iter().cloned())
             .chain(r.phase.result.iter().flat_map(|b| b.notes.iter().cloned()));
-        for t in texts {
-            match items.iter_mut().find(|(x, _)| *x == t) {
-                Some((_, who)) => who.push(name),
-                None => items.push((t, vec![name])),
-            }
-        }
+        items.extend(texts.map(|t| (t, name)));
     }
+    let items = super::super::group::grouped(items);
     if items.is_empty() {
         return;
     }
