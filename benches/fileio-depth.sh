@@ -32,6 +32,10 @@
 # `test_file.0` -> /dev/loopN in a directory of its own (`--file-num=1`: spindle uses the device
 # as it is and writes to it only because it is blank), fio with --filename=/dev/loopN. Needs root.
 #
+# On a disk the device's service time is what both tools measure and the pairs' noise hides
+# their own cost; to see that cost, point DIR at ext4 on a RAM block device (BENCHMARKS.md:
+# `echo 3G > /sys/block/zram0/disksize; mkfs.ext4 /dev/zram0; mount /dev/zram0 /mnt/zr`).
+#
 # Usage: benches/fileio-depth.sh [DIR]
 #   env: ROUNDS (4 pairs), TIME (5 s per timed run), QDS ("1 8 32"), MODES ("rndrd rndwr seqrd
 #        seqrewr"), THREADS ("1 4"), PLACES ("ext4 loop"; "ext4" without root), COUNT_IOS (20000; 0 = no counts), COUNTER (perf|strace),
